@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Redis } from 'ioredis';
+
+/**
+ * Limits concurrent SMTP connections per MX host across every worker process, and paces new
+ * connections to one host. Mail servers rate-limit and blocklist impatient clients; one busy
+ * batch must not get the prober's IP banned for everyone.
+ *
+ * A sorted set per host holds one member per open connection, scored by acquisition time (Redis
+ * clock, so workers' clocks may disagree). A member older than the lease is a crashed holder
+ * and is swept on the next acquire: no connection slot leaks forever.
+ */
+
+const ACQUIRE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - tonumber(ARGV[2]))
+if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
+  redis.call('ZADD', KEYS[1], now, ARGV[3])
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return 1
+end
+return 0`;
+
+export interface MxSemaphoreOptions {
+  redis: Redis;
+  keyPrefix: string;
+  /** Connections allowed at once per MX host. */
+  limit: number;
+  /** Longest a slot may be held before it counts as abandoned, ms. */
+  leaseMs: number;
+  /** Minimum gap between two connection opens to one host, ms (0: none). */
+  pacingMs: number;
+}
+
+export class SemaphoreTimeoutError extends Error {
+  constructor(host: string) {
+    super(`no connection slot for ${host} before the probe deadline`);
+    this.name = 'SemaphoreTimeoutError';
+  }
+}
+
+// Waiting workers poll; jitter keeps them from retrying in lockstep.
+const POLL_MIN_MS = 10;
+const POLL_MAX_MS = 60;
+
+export function createMxSemaphore(opts: MxSemaphoreOptions) {
+  const slotKey = (host: string): string => `${opts.keyPrefix}mx-slots:${host}`;
+  const paceKey = (host: string): string => `${opts.keyPrefix}mx-pace:${host}`;
+
+  /** Waits for a slot for `host`; resolves to the function that gives it back. */
+  async function acquire(host: string, signal?: AbortSignal): Promise<() => Promise<void>> {
+    const token = randomUUID();
+    for (let attempt = 0; ; attempt++) {
+      if (signal?.aborted) throw new SemaphoreTimeoutError(host);
+      const got = await opts.redis.eval(ACQUIRE, 1, slotKey(host), opts.limit, opts.leaseMs, token);
+      if (got === 1) break;
+      await pause(Math.min(POLL_MAX_MS, POLL_MIN_MS * 2 ** attempt), signal);
+    }
+    try {
+      await pace(host, signal);
+    } catch (err) {
+      await opts.redis.zrem(slotKey(host), token);
+      throw err;
+    }
+    return async () => {
+      await opts.redis.zrem(slotKey(host), token);
+    };
+  }
+
+  async function pace(host: string, signal?: AbortSignal): Promise<void> {
+    if (opts.pacingMs <= 0) return;
+    for (;;) {
+      if (signal?.aborted) throw new SemaphoreTimeoutError(host);
+      const set = await opts.redis.set(paceKey(host), '1', 'PX', opts.pacingMs, 'NX');
+      if (set === 'OK') return;
+      const left = await opts.redis.pttl(paceKey(host));
+      await pause(Math.max(left, 1), signal);
+    }
+  }
+
+  return { acquire };
+}
+
+export type MxSemaphore = ReturnType<typeof createMxSemaphore>;
+
+async function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  const jitter = Math.floor(Math.random() * POLL_MIN_MS);
+  try {
+    await sleep(ms + jitter, undefined, { signal });
+  } catch {
+    // aborted: the loop's next check throws the semaphore timeout
+  }
+}

@@ -1,0 +1,226 @@
+import net from 'node:net';
+import tls from 'node:tls';
+import type { Duplex } from 'node:stream';
+import { parseReply, type SmtpReply } from './smtp-reply.js';
+
+/**
+ * A minimal SMTP client for probing: greeting, EHLO/HELO, STARTTLS, and single commands
+ * (MAIL, RCPT, RSET, QUIT). It never sends DATA. One command at a time, no pipelining, so
+ * every reply belongs to the command just sent. Every read has a deadline.
+ */
+
+export type SmtpErrorKind = 'timeout' | 'connection_failed' | 'closed' | 'protocol' | 'aborted';
+
+export class SmtpError extends Error {
+  constructor(
+    readonly kind: SmtpErrorKind,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'SmtpError';
+  }
+}
+
+export interface SmtpConnectOptions {
+  /** IP address to connect to (already resolved and checked by the host guard). */
+  address: string;
+  port: number;
+  /** The MX host name: used for TLS SNI. */
+  servername: string;
+  heloName: string;
+  /** Deadline of each step: connect, greeting, each command, TLS handshake. */
+  timeoutMs: number;
+  /** Aborts everything (the whole probe's deadline). */
+  signal?: AbortSignal;
+}
+
+// Guards against a hostile server streaming an endless line or reply.
+const MAX_LINE = 4096;
+const MAX_LINES = 200;
+
+export class SmtpSession {
+  readonly extensions = new Set<string>();
+  secure = false;
+  private stream: Duplex;
+  private buffer = '';
+  private lines: string[] = [];
+  private replies: SmtpReply[] = [];
+  private failure: SmtpError | null = null;
+  private waiter: { resolve: (r: SmtpReply) => void; reject: (e: SmtpError) => void } | null = null;
+  private readonly onData = (chunk: Buffer): void => this.receive(chunk.toString('utf8'));
+  private readonly onEnd = (): void => this.fail(new SmtpError('closed', 'connection closed by server'));
+  private readonly onError = (err: Error): void => this.fail(new SmtpError('closed', err.message));
+  private readonly onAbort = (): void => {
+    this.fail(new SmtpError('aborted', 'probe deadline reached'));
+    this.stream.destroy();
+  };
+
+  private constructor(
+    private readonly socket: net.Socket,
+    private readonly opts: SmtpConnectOptions,
+  ) {
+    this.stream = socket;
+    this.attach(socket);
+    opts.signal?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  /** Opens a TCP connection and reads the greeting (any code: the caller judges it). */
+  static async connect(opts: SmtpConnectOptions): Promise<{ session: SmtpSession; greeting: SmtpReply }> {
+    if (opts.signal?.aborted) throw new SmtpError('aborted', 'probe deadline reached');
+    const socket = net.connect({ host: opts.address, port: opts.port });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => done(new SmtpError('timeout', 'connect timed out')), opts.timeoutMs);
+      const done = (err?: SmtpError): void => {
+        clearTimeout(timer);
+        socket.off('connect', onConnect).off('error', onError);
+        opts.signal?.removeEventListener('abort', onAbort);
+        if (err) {
+          socket.destroy();
+          reject(err);
+        } else resolve();
+      };
+      const onConnect = (): void => done();
+      const onError = (err: Error): void => done(new SmtpError('connection_failed', err.message));
+      const onAbort = (): void => done(new SmtpError('aborted', 'probe deadline reached'));
+      socket.once('connect', onConnect).once('error', onError);
+      opts.signal?.addEventListener('abort', onAbort, { once: true });
+    });
+    const session = new SmtpSession(socket, opts);
+    try {
+      return { session, greeting: await session.read('greeting') };
+    } catch (err) {
+      session.close();
+      throw err;
+    }
+  }
+
+  /** EHLO, falling back to HELO when EHLO gets a 5xx (RFC 5321 §4.1.4: old servers). */
+  async hello(): Promise<SmtpReply> {
+    const ehlo = await this.command(`EHLO ${this.opts.heloName}`);
+    if (ehlo.code >= 500 && ehlo.code < 600) return this.command(`HELO ${this.opts.heloName}`);
+    this.extensions.clear();
+    if (ehlo.code === 250) {
+      // First line is the server's greeting name; the others are keywords with parameters.
+      for (const line of ehlo.raw.split('\n').slice(1)) this.extensions.add(line.slice(4).split(' ')[0]!.toUpperCase());
+    }
+    return ehlo;
+  }
+
+  /** STARTTLS then a fresh EHLO. Certificates are not checked: MX certificates are routinely
+   * self-signed and we send no secret; TLS only keeps the probe from looking like a downgrade. */
+  async startTls(): Promise<SmtpReply> {
+    const reply = await this.command('STARTTLS');
+    if (reply.code !== 220) return reply;
+    this.detach(this.stream);
+    const servername = net.isIP(this.opts.servername) ? undefined : this.opts.servername;
+    const secure = tls.connect({ socket: this.socket, servername, rejectUnauthorized: false });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => fail(new SmtpError('timeout', 'TLS handshake timed out')), this.opts.timeoutMs);
+      const fail = (err: SmtpError): void => {
+        clearTimeout(timer);
+        secure.destroy();
+        reject(err);
+      };
+      secure.once('secureConnect', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      secure.once('error', (err) => fail(new SmtpError('connection_failed', `TLS: ${err.message}`)));
+    });
+    this.stream = secure;
+    this.secure = true;
+    this.attach(secure);
+    return this.hello();
+  }
+
+  /** Sends one command line and reads its reply. */
+  async command(line: string): Promise<SmtpReply> {
+    if (this.failure) throw this.failure;
+    this.stream.write(`${line}\r\n`);
+    return this.read(line.split(' ')[0] ?? line);
+  }
+
+  /** Polite goodbye: RSET and QUIT, each with a short deadline, errors ignored. */
+  async quit(): Promise<void> {
+    try {
+      if (!this.failure) await this.command('RSET');
+      if (!this.failure) await this.command('QUIT');
+    } catch {
+      // The verdicts are already collected; a server that hangs up first is fine.
+    } finally {
+      this.close();
+    }
+  }
+
+  close(): void {
+    this.opts.signal?.removeEventListener('abort', this.onAbort);
+    this.fail(new SmtpError('closed', 'session closed'));
+    this.stream.destroy();
+  }
+
+  private read(step: string): Promise<SmtpReply> {
+    const queued = this.replies.shift();
+    if (queued) return Promise.resolve(queued);
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise<SmtpReply>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiter = null;
+        const err = new SmtpError('timeout', `no reply to ${step} within ${this.opts.timeoutMs} ms`);
+        this.fail(err);
+        this.stream.destroy();
+        reject(err);
+      }, this.opts.timeoutMs);
+      this.waiter = {
+        resolve: (r) => {
+          clearTimeout(timer);
+          resolve(r);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      };
+    });
+  }
+
+  private receive(text: string): void {
+    this.buffer += text;
+    let newline: number;
+    while ((newline = this.buffer.indexOf('\n')) >= 0) {
+      const line = this.buffer.slice(0, newline).replace(/\r$/, '');
+      this.buffer = this.buffer.slice(newline + 1);
+      if (!/^\d{3}([ -]|$)/.test(line)) return this.protocolError(`malformed reply line: ${line.slice(0, 80)}`);
+      this.lines.push(line);
+      if (this.lines.length > MAX_LINES) return this.protocolError('reply too long');
+      if (line.charAt(3) !== '-') {
+        const reply = parseReply(this.lines);
+        this.lines = [];
+        const waiter = this.waiter;
+        this.waiter = null;
+        if (waiter) waiter.resolve(reply);
+        else this.replies.push(reply);
+      }
+    }
+    if (this.buffer.length > MAX_LINE) this.protocolError('reply line too long');
+  }
+
+  private protocolError(message: string): void {
+    this.fail(new SmtpError('protocol', message));
+    this.stream.destroy();
+  }
+
+  private fail(err: SmtpError): void {
+    this.failure ??= err;
+    const waiter = this.waiter;
+    this.waiter = null;
+    waiter?.reject(this.failure);
+  }
+
+  private attach(stream: Duplex): void {
+    stream.on('data', this.onData).on('end', this.onEnd).on('close', this.onEnd).on('error', this.onError);
+  }
+
+  private detach(stream: Duplex): void {
+    stream.off('data', this.onData).off('end', this.onEnd).off('close', this.onEnd).off('error', this.onError);
+  }
+}

@@ -1,0 +1,85 @@
+import type { Redis } from 'ioredis';
+
+/** The four statuses of the public API (seed spec); precedence is decided in verdict.ts. */
+export type VerificationStatus = 'valid' | 'invalid' | 'risky' | 'unknown';
+
+/**
+ * Why a verdict was reached. One reason per result: the factor that decided the status
+ * (docs/verification.md lists them with their meaning).
+ */
+export type VerificationReason =
+  | 'accepted'
+  | 'bad_syntax'
+  | 'nxdomain'
+  | 'no_mx'
+  | 'null_mx'
+  | 'dns_error'
+  | 'mailbox_not_found'
+  | 'mailbox_disabled'
+  | 'mailbox_full'
+  | 'catch_all'
+  | 'disposable'
+  | 'role_based'
+  | 'greylisted'
+  | 'temporary_failure'
+  | 'blocked'
+  | 'rejected'
+  | 'timeout'
+  | 'connection_failed'
+  | 'private_mx'
+  | 'smtputf8_unsupported';
+
+/** One verification result: the spec's fields plus the evidence that explains them. */
+export interface VerificationResult {
+  email: string;
+  status: VerificationStatus;
+  syntax_valid: boolean;
+  mx_found: boolean;
+  smtp_valid: boolean;
+  is_disposable: boolean;
+  is_role_based: boolean;
+  is_free_provider: boolean;
+  is_catch_all: boolean;
+  domain: string;
+  /** Host name of the mail exchanger used; '' when no mail host was found. */
+  mx_record: string;
+  score: number;
+  reason: VerificationReason;
+  smtp_code: number | null;
+  smtp_message: string | null;
+  duration_ms: number;
+}
+
+/** The subset of pino the engine uses, so any pino-like logger fits. */
+export interface VerifierLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+export interface VerifierOptions {
+  /** `host[:port]` resolvers (IPv6 as `[::1]:53`); empty means the system's. */
+  dnsServers: string[];
+  dnsTimeoutMs: number;
+  dnsTries: number;
+  smtpPort: number;
+  /** A domain's MX is attacker-controlled: private targets are refused unless this is true. */
+  allowPrivateMx: boolean;
+  heloName: string;
+  mailFrom: string;
+  /** Deadline of each network step (connect, greeting, each command). */
+  smtpTimeoutMs: number;
+  /** Deadline of the whole probe of one domain group, semaphore waits included. */
+  probeTimeoutMs: number;
+  maxRcptPerSession: number;
+  /** Concurrent connections per MX host across all workers. */
+  mxConcurrency: number;
+  redis: Redis;
+  /** Prefix of every Redis key the engine writes (cache, semaphore, pacing). */
+  keyPrefix: string;
+  /** Minimum gap between two connection opens to one MX host, across workers. Default 0. */
+  mxPacingMs?: number;
+  /** Upper bound of any cache entry, seconds. Default 3600. */
+  cacheMaxTtlSec?: number;
+  logger?: VerifierLogger;
+}
