@@ -50,9 +50,9 @@ export function forumSignals(text: string): ForumSignal[] {
 }
 
 /** Upper-case share of the letters, ignoring texts too short to judge (acronyms like "IPA"). */
-export function capsRatio(text: string): number {
+export function capsRatio(text: string, minLetters = 20): number {
   const letters = text.match(/\p{L}/gu) ?? [];
-  if (letters.length < 20) return 0;
+  if (letters.length < minLetters) return 0;
   const upper = letters.filter((c) => c !== c.toLowerCase() && c === c.toUpperCase()).length;
   return upper / letters.length;
 }
