@@ -1,0 +1,61 @@
+import { parseArgs } from 'node:util';
+import closeWithGrace from 'close-with-grace';
+import { buildQaApp } from '../services/qa/app.js';
+import { buildVerifyApp } from '../services/verify/app.js';
+import { createLogger } from '../shared/logger.js';
+import { startWorkerPool, type WorkerPool } from '../workers/pool.js';
+import { bootRuntime, configOrExit } from './process.js';
+
+/**
+ * One entry point for every role. `npm start` runs both services and every worker in one process (the local
+ * default); `--role qa|verify|workers` runs one role alone for scaled deployments.
+ */
+export async function main(argv: string[] = process.argv.slice(2)): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { role: { type: 'string', default: 'all' }, queues: { type: 'string' } },
+    strict: true,
+  });
+  const role = values.role!;
+  if (!['all', 'qa', 'verify', 'workers'].includes(role)) throw new Error(`--role must be all, qa, verify or workers`);
+  const config = configOrExit();
+  const logger = createLogger(config.logLevel, `agora-${role}`);
+  const { runtime, redis } = await bootRuntime(config, logger, { migrate: true, startRedis: true });
+  logger.info({ database: runtime.database.kind, redis: redis.url }, 'runtime ready');
+
+  const servers: { close(): Promise<void> }[] = [];
+  let pool: WorkerPool | undefined;
+
+  if (role === 'all' || role === 'qa') {
+    const app = await buildQaApp(runtime);
+    await app.listen({ host: config.host, port: config.qaPort });
+    servers.push(app);
+  }
+  if (role === 'all' || role === 'verify') {
+    const app = await buildVerifyApp(runtime);
+    await app.listen({ host: config.host, port: config.verifyPort });
+    servers.push(app);
+  }
+  if (role === 'all' || role === 'workers') {
+    const requested = values.queues?.split(',').map((q) => q.trim()).filter(Boolean) ?? config.workerQueues;
+    pool = await startWorkerPool(runtime, requested);
+  }
+
+  // Stop intake first (servers, then workers drain their running jobs), then close Redis and PostgreSQL.
+  closeWithGrace({ delay: config.shutdownTimeoutMs + 2000 }, async ({ signal, err }) => {
+    if (err) logger.error({ err }, 'shutting down after an error');
+    else logger.info({ signal }, 'shutting down');
+    await Promise.all(servers.map((s) => s.close()));
+    await pool?.close(config.shutdownTimeoutMs);
+    await runtime.close();
+    redis.child?.kill('SIGTERM');
+    logger.info('stopped');
+  });
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  main().catch((err) => {
+    process.stderr.write(`agora failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
+    process.exit(1);
+  });
+}

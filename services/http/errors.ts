@@ -1,0 +1,54 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Socket } from 'node:net';
+import { STATUS_CODES } from 'node:http';
+import { AppError } from '../../shared/errors.js';
+
+export interface ErrorBody {
+  error: true;
+  message: string;
+  code: number;
+}
+
+export const errorBody = (code: number, message: string): ErrorBody => ({ error: true, message, code });
+
+function describe(err: FastifyError | AppError | Error): { code: number; message: string; headers?: Record<string, string> } {
+  if (err instanceof AppError) return { code: err.statusCode, message: err.message, headers: err.headers };
+  const fastifyError = err as FastifyError;
+  if (fastifyError.validation) {
+    const context = fastifyError.validationContext ?? 'request';
+    return { code: 400, message: `Invalid ${context}: ${fastifyError.message.replace(/^(querystring|body|params|headers)\/?/, '')}` };
+  }
+  const status = fastifyError.statusCode;
+  // Fastify's own client errors (bad JSON, body too large, unsupported media type) carry a safe message.
+  if (status && status >= 400 && status < 500) return { code: status, message: fastifyError.message };
+  return { code: 500, message: 'Internal server error' };
+}
+
+/** Every error leaves as `{error, message, code}`; a 5xx never carries the real message, which is logged instead. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const { code, message, headers } = describe(err);
+    if (code >= 500) request.log.error({ err }, 'request failed');
+    else request.log.info({ code, message }, 'request rejected');
+    if (headers) reply.headers(headers);
+    return reply.status(code).send(errorBody(code, message));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    return reply.status(404).send(errorBody(404, `No route for ${request.method} ${request.url.split('?')[0]}`));
+  });
+}
+
+/**
+ * Errors the HTTP parser raises before Fastify routes anything (a malformed request line, headers too large)
+ * still get our body; this is passed as Fastify's `clientErrorHandler`.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (!socket.writable) return;
+  const code = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
+  const body = JSON.stringify(errorBody(code, STATUS_CODES[code] ?? 'Bad Request'));
+  socket.end(
+    `HTTP/1.1 ${code} ${STATUS_CODES[code]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}

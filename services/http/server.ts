@@ -1,0 +1,42 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from '../../shared/config.js';
+import type { Logger } from '../../shared/logger.js';
+import { clientErrorHandler, registerErrorHandling } from './errors.js';
+
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+// An incoming X-Request-Id (from a proxy or the caller) is kept when it is sane, so one id spans services.
+function requestId(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && SAFE_REQUEST_ID.test(given) ? given : randomUUID();
+}
+
+const hops = (n: number) => (_address: string, index: number) => index < n;
+
+/** The Fastify instance both services start from: logging with request ids, limits, error body. */
+export function createHttpApp(config: Pick<Config, 'bodyLimitBytes' | 'trustProxy'>, logger: Logger) {
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    genReqId: requestId,
+    bodyLimit: config.bodyLimitBytes,
+    // A number is a hop count: trust that many proxies in front of us.
+    trustProxy: typeof config.trustProxy === 'number' ? hops(config.trustProxy) : config.trustProxy,
+    clientErrorHandler,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // Slow or stuck clients must not pin a socket forever.
+    requestTimeout: 120_000,
+    connectionTimeout: 130_000,
+    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false } },
+  });
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  registerErrorHandling(app);
+  return app.withTypeProvider<TypeBoxTypeProvider>();
+}
+
+export type HttpApp = ReturnType<typeof createHttpApp>;

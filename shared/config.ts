@@ -1,0 +1,165 @@
+import os from 'node:os';
+import path from 'node:path';
+
+/**
+ * One environment schema for every process. Each variable is parsed once at boot; every bad variable is
+ * collected so an operator fixes them all in one go instead of one restart per typo.
+ */
+
+type Env = Record<string, string | undefined>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+class Reader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: Env) {}
+
+  private raw(name: string): string | undefined {
+    const value = this.env[name]?.trim();
+    return value === '' ? undefined : value;
+  }
+
+  string(name: string, fallback: string): string;
+  string(name: string): string | undefined;
+  string(name: string, fallback?: string): string | undefined {
+    return this.raw(name) ?? fallback;
+  }
+
+  int(name: string, fallback: number, min: number, max: number): number {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      this.problems.push(`${name}=${JSON.stringify(value)}: expected an integer from ${min} to ${max}`);
+      return fallback;
+    }
+    return n;
+  }
+
+  bool(name: string, fallback: boolean): boolean {
+    const value = this.raw(name)?.toLowerCase();
+    if (value === undefined) return fallback;
+    if (['true', '1', 'yes', 'on'].includes(value)) return true;
+    if (['false', '0', 'no', 'off'].includes(value)) return false;
+    this.problems.push(`${name}=${JSON.stringify(value)}: expected true or false`);
+    return fallback;
+  }
+
+  oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    if ((allowed as readonly string[]).includes(value)) return value as T;
+    this.problems.push(`${name}=${JSON.stringify(value)}: expected one of ${allowed.join(', ')}`);
+    return fallback;
+  }
+
+  url(name: string, protocols: string[]): string | undefined {
+    const value = this.raw(name);
+    if (value === undefined) return undefined;
+    try {
+      const parsed = new URL(value);
+      if (!protocols.includes(parsed.protocol)) throw new Error('protocol');
+      return value;
+    } catch {
+      this.problems.push(`${name}: expected a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+      return undefined;
+    }
+  }
+
+  list(name: string, item: (entry: string) => boolean, what: string): string[] {
+    const value = this.raw(name);
+    if (value === undefined) return [];
+    const entries = value
+      .split(',')
+      .map((e) => e.trim())
+      .filter(Boolean);
+    const bad = entries.filter((e) => !item(e));
+    if (bad.length > 0) this.problems.push(`${name}: ${bad.map((b) => JSON.stringify(b)).join(', ')} not ${what}`);
+    return entries;
+  }
+}
+
+const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/;
+export const QUEUE_NAMES = ['ping', 'verify', 'ai', 'newsletter', 'polls', 'views'] as const;
+export type QueueName = (typeof QUEUE_NAMES)[number];
+
+function trustProxy(reader: Reader, env: Env): boolean | number | string[] {
+  const value = env.TRUST_PROXY?.trim();
+  if (!value || value === 'false') return false;
+  if (value === 'true') return true;
+  if (/^\d+$/.test(value)) return Number(value);
+  return reader.list('TRUST_PROXY', (e) => /^[0-9a-fA-F:.]+(\/\d{1,3})?$/.test(e), 'an IP address or CIDR');
+}
+
+export function loadConfig(env: Env = process.env) {
+  const r = new Reader(env);
+  const heloName = r.string('VERIFY_HELO_NAME', os.hostname());
+  const qaPort = r.int('QA_PORT', 3000, 0, 65535);
+  const config = {
+    env: r.oneOf('NODE_ENV', ['development', 'production', 'test'], 'development'),
+    databaseUrl: r.url('DATABASE_URL', ['postgres:', 'postgresql:']),
+    dataDir: path.resolve(r.string('DATA_DIR', '.data')),
+    redisUrl: r.url('REDIS_URL', ['redis:', 'rediss:']),
+    // Hash-tagged so that every key of a queue lands in one Redis Cluster slot.
+    queuePrefix: r.string('QUEUE_PREFIX', '{agora}'),
+    host: r.string('HOST', '0.0.0.0'),
+    qaPort,
+    verifyPort: r.int('VERIFY_PORT', 3001, 0, 65535),
+    // Base of links in emails (confirmation, unsubscribe); the Q&A service's own address by default.
+    publicUrl: r.url('PUBLIC_URL', ['http:', 'https:']) ?? `http://localhost:${qaPort}`,
+    logLevel: r.oneOf('LOG_LEVEL', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info'),
+    trustProxy: trustProxy(r, env),
+    adminToken: r.string('ADMIN_TOKEN'),
+    appSecret: r.string('APP_SECRET'),
+    smtpUrl: r.url('SMTP_URL', ['smtp:', 'smtps:']),
+    mailFrom: r.string('MAIL_FROM', 'Agora <no-reply@localhost>'),
+    bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 1_048_576, 1024, 104_857_600),
+    shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
+    workerQueues: r.list('WORKER_QUEUES', (q) => (QUEUE_NAMES as readonly string[]).includes(q), 'a queue name') as QueueName[],
+    rateLimits: {
+      enabled: r.bool('RATE_LIMIT_ENABLED', true),
+      anonymous: { hour: r.int('RATE_LIMIT_ANONYMOUS_HOURLY', 60, 1, 1e9), day: r.int('RATE_LIMIT_ANONYMOUS_DAILY', 500, 1, 1e9) },
+      authenticated: {
+        hour: r.int('RATE_LIMIT_AUTHENTICATED_HOURLY', 300, 1, 1e9),
+        day: r.int('RATE_LIMIT_AUTHENTICATED_DAILY', 5000, 1, 1e9),
+      },
+      premium: { hour: r.int('RATE_LIMIT_PREMIUM_HOURLY', 1000, 1, 1e9), day: r.int('RATE_LIMIT_PREMIUM_DAILY', 50000, 1, 1e9) },
+      verify: { hour: r.int('VERIFY_RATE_LIMIT_HOURLY', 1000, 1, 1e9), day: r.int('VERIFY_RATE_LIMIT_DAILY', 10000, 1, 1e9) },
+    },
+    verify: {
+      dnsServers: r.list('VERIFY_DNS_SERVERS', (e) => HOST_PORT.test(e), 'host[:port]'),
+      dnsTimeoutMs: r.int('VERIFY_DNS_TIMEOUT_MS', 3000, 50, 60_000),
+      smtpPort: r.int('VERIFY_SMTP_PORT', 25, 1, 65535),
+      allowPrivateMx: r.bool('VERIFY_ALLOW_PRIVATE_MX', false),
+      heloName,
+      mailFrom: r.string('VERIFY_MAIL_FROM', `verify@${heloName}`),
+      smtpTimeoutMs: r.int('VERIFY_SMTP_TIMEOUT_MS', 10_000, 50, 300_000),
+      probeTimeoutMs: r.int('VERIFY_PROBE_TIMEOUT_MS', 45_000, 100, 600_000),
+      mxConcurrency: r.int('VERIFY_MX_CONCURRENCY', 2, 1, 100),
+      maxRcptPerSession: r.int('VERIFY_MAX_RCPT_PER_SESSION', 20, 1, 100),
+      bulkDeadlineMs: r.int('VERIFY_BULK_DEADLINE_MS', 60_000, 100, 600_000),
+      workerConcurrency: r.int('VERIFY_WORKER_CONCURRENCY', 16, 1, 1000),
+    },
+    ai: {
+      providerUrl: r.url('AI_PROVIDER_URL', ['http:', 'https:']),
+      providerKey: r.string('AI_PROVIDER_KEY'),
+      model: r.string('AI_MODEL'),
+      timeoutMs: r.int('AI_TIMEOUT_MS', 15_000, 100, 300_000),
+      deadlineMs: r.int('AI_DEADLINE_MS', 20_000, 100, 300_000),
+    },
+    newsletter: {
+      digestHourUtc: r.int('NEWSLETTER_DIGEST_HOUR', 7, 0, 23),
+      sendPerSecond: r.int('NEWSLETTER_SEND_PER_SECOND', 10, 1, 10_000),
+      bounceLimit: r.int('NEWSLETTER_BOUNCE_LIMIT', 3, 1, 100),
+    },
+  };
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return config;
+}
+
+export type Config = ReturnType<typeof loadConfig>;

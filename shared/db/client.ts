@@ -1,0 +1,78 @@
+import { mkdirSync } from 'node:fs';
+import type { SQL } from 'drizzle-orm';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import * as schema from './schema/index.js';
+
+export type Schema = typeof schema;
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+
+export interface Database {
+  db: Db;
+  kind: 'postgres' | 'pglite';
+  /** Runs raw SQL and returns its rows, whichever driver is underneath. */
+  query<T extends Record<string, unknown>>(statement: SQL): Promise<T[]>;
+  /** Runs fn while holding a session-level advisory lock on one dedicated connection. */
+  withAdvisoryLock<T>(key: number, fn: () => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  databaseUrl?: string;
+  dataDir: string;
+  maxConnections?: number;
+}
+
+type RawResult = unknown[] | { rows: unknown[] };
+const rowsOf = <T>(result: RawResult): T[] => (Array.isArray(result) ? result : result.rows) as T[];
+
+/** PostgreSQL when DATABASE_URL is set; otherwise an embedded PGlite in dataDir, so `npm start` needs no server. */
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options.maxConnections ?? 10) : openPglite(options.dataDir);
+}
+
+async function openPostgres(url: string, max: number): Promise<Database> {
+  const { default: postgres } = await import('postgres');
+  const { drizzle } = await import('drizzle-orm/postgres-js');
+  const client = postgres(url, {
+    max,
+    onnotice: () => {},
+    connect_timeout: 10,
+    idle_timeout: 60,
+    // Count and id columns are bigint in aggregates; our values fit in a double.
+    types: { bigint: { to: 20, from: [20], serialize: (v: number) => String(v), parse: (v: string) => Number(v) } },
+  });
+  const db = drizzle(client, { schema }) as unknown as Db;
+  return {
+    db,
+    kind: 'postgres',
+    query: async (statement) => rowsOf(await (db.execute(statement) as Promise<RawResult>)),
+    async withAdvisoryLock(key, fn) {
+      const reserved = await client.reserve();
+      try {
+        await reserved`SELECT pg_advisory_lock(${key})`;
+        return await fn();
+      } finally {
+        await reserved`SELECT pg_advisory_unlock(${key})`.catch(() => {});
+        reserved.release();
+      }
+    },
+    close: () => client.end({ timeout: 5 }),
+  };
+}
+
+async function openPglite(dataDir: string): Promise<Database> {
+  const { PGlite } = await import('@electric-sql/pglite');
+  const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm');
+  const { drizzle } = await import('drizzle-orm/pglite');
+  mkdirSync(dataDir, { recursive: true });
+  const client = await PGlite.create(dataDir, { extensions: { pg_trgm } });
+  const db = drizzle(client, { schema }) as unknown as Db;
+  return {
+    db,
+    kind: 'pglite',
+    query: async (statement) => rowsOf(await (db.execute(statement) as Promise<RawResult>)),
+    // PGlite is one session in one process: nothing else can race the migration.
+    withAdvisoryLock: (_key, fn) => fn(),
+    close: () => client.close(),
+  };
+}

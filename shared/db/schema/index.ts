@@ -1,0 +1,4 @@
+export * from './qa.js';
+export * from './access.js';
+export * from './newsletter.js';
+export * from './polls.js';

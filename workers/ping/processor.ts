@@ -1,0 +1,12 @@
+import type { ProcessorFactory } from '../types.js';
+
+/** Answers the echo job: the smallest proof that producers, Redis and workers are wired. */
+export const pingProcessor: ProcessorFactory<'ping'> = () => ({
+  concurrency: 4,
+  handlers: {
+    echo: async ({ message }, { job, log }) => {
+      log.info('echo');
+      return { message, worker: process.pid, attempt: job.attemptsMade + 1 };
+    },
+  },
+});

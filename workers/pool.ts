@@ -1,0 +1,81 @@
+import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { QueueName } from '../shared/config.js';
+import { catalog, type CatalogQueue } from '../shared/queues/catalog.js';
+import { InvalidPayloadError, validatePayload } from '../shared/queues/producer.js';
+import { connectRedis } from '../shared/redis.js';
+import { processors } from './registry.js';
+import type { QueueProcessor, WorkerDeps } from './types.js';
+
+export interface WorkerPool {
+  queues: QueueName[];
+  /** Stops taking jobs and waits for running ones until the deadline, then closes connections. */
+  close(deadlineMs: number): Promise<void>;
+}
+
+/** The queues that have a processor; `requested` empty means all of them. */
+export function resolveQueues(requested: readonly string[]): QueueName[] {
+  const available = Object.keys(processors) as QueueName[];
+  if (requested.length === 0) return available;
+  const unknown = requested.filter((q) => !available.includes(q as QueueName));
+  if (unknown.length > 0) throw new Error(`No worker for queue(s): ${unknown.join(', ')}. Available: ${available.join(', ')}`);
+  return [...new Set(requested)] as QueueName[];
+}
+
+/** Starts one BullMQ Worker per queue, after upserting that queue's schedulers (idempotent across workers). */
+export async function startWorkerPool(deps: WorkerDeps, requested: readonly string[]): Promise<WorkerPool> {
+  const names = resolveQueues(requested);
+  const connection = connectRedis(deps.redisUrl, 'worker');
+  connection.on('error', (err) => deps.logger.warn({ err: err.message }, 'worker redis connection error'));
+  const started: { worker: Worker; processor: QueueProcessor<CatalogQueue> }[] = [];
+
+  for (const name of names) {
+    const processor = (await processors[name]!(deps)) as unknown as QueueProcessor<CatalogQueue>;
+    for (const s of catalog[name].schedulers?.(deps.config) ?? []) {
+      await deps.queues.queue(name).upsertJobScheduler(s.id, s.repeat, { name: s.job, data: s.payload });
+    }
+    const worker = new Worker(name, (job) => runJob(name, processor, job, deps), {
+      connection,
+      prefix: deps.config.queuePrefix,
+      concurrency: processor.concurrency,
+      limiter: processor.limiter,
+    });
+    worker.on('error', (err) => deps.logger.error({ err, queue: name }, 'worker error'));
+    worker.on('failed', (job, err) =>
+      deps.logger.warn({ queue: name, jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'),
+    );
+    started.push({ worker, processor });
+  }
+  deps.logger.info({ queues: names }, 'workers started');
+
+  return {
+    queues: names,
+    async close(deadlineMs) {
+      const drained = Promise.all(started.map(({ worker }) => worker.close()));
+      const late = await Promise.race([
+        drained.then(() => false),
+        new Promise<boolean>((resolve) => setTimeout(() => resolve(true), deadlineMs).unref()),
+      ]);
+      // Jobs still running past the deadline are left locked; their locks expire and another worker takes them.
+      if (late) await Promise.all(started.map(({ worker }) => worker.close(true)));
+      await Promise.all(started.map(({ processor }) => processor.close?.()));
+      connection.disconnect();
+    },
+  };
+}
+
+async function runJob(queue: CatalogQueue, processor: QueueProcessor<CatalogQueue>, job: Job, deps: WorkerDeps) {
+  const log = deps.logger.child({ queue, jobId: job.id, job: job.name, attempt: job.attemptsMade + 1, reqId: job.data?.requestId });
+  try {
+    validatePayload(queue, job.name, job.data);
+  } catch (err) {
+    // A payload that is wrong now will be wrong on every retry.
+    if (err instanceof InvalidPayloadError) throw new UnrecoverableError(err.message);
+    throw err;
+  }
+  const handler = (processor.handlers as Record<string, (p: unknown, c: unknown) => Promise<unknown>>)[job.name];
+  if (!handler) throw new UnrecoverableError(`no handler for ${queue}/${job.name}`);
+  const started = Date.now();
+  const result = await handler(job.data, { job, log });
+  log.debug({ durationMs: Date.now() - started }, 'job completed');
+  return result;
+}

@@ -1,0 +1,23 @@
+import type { Job } from 'bullmq';
+import type { CatalogQueue, JobName, Payload } from '../shared/queues/catalog.js';
+import type { Logger } from '../shared/logger.js';
+import type { Runtime } from '../shared/runtime.js';
+
+export type WorkerDeps = Pick<Runtime, 'config' | 'logger' | 'database' | 'redis' | 'redisUrl' | 'queues'>;
+
+export interface JobContext {
+  job: Job;
+  /** Child logger bound to queue, job id, attempt and the request id that enqueued the job. */
+  log: Logger;
+}
+
+/** How one queue is served: a handler per job name, and the queue's tunables. */
+export interface QueueProcessor<Q extends CatalogQueue> {
+  concurrency: number;
+  limiter?: { max: number; duration: number };
+  handlers: { [J in JobName<Q>]: (payload: Payload<Q, J>, context: JobContext) => Promise<unknown> };
+  /** Releases what the processor opened (models, connections) after its worker has drained. */
+  close?: () => Promise<void>;
+}
+
+export type ProcessorFactory<Q extends CatalogQueue> = (deps: WorkerDeps) => QueueProcessor<Q> | Promise<QueueProcessor<Q>>;
