@@ -42,6 +42,9 @@ export type ServerSpec = SmtpSpec | RawSpec;
 
 export interface ServerLog {
   connections: number;
+  /** Connections open right now, and the most ever open at once. */
+  open: number;
+  maxOpen: number;
   rcpts: string[];
   heloNames: string[];
   secureMailFroms: number;
@@ -66,7 +69,7 @@ export async function startMailWorld(specs: Record<string, ServerSpec>): Promise
     const running: Running[] = [];
     try {
       for (const [address, spec] of Object.entries(specs)) {
-        const log: ServerLog = { connections: 0, rcpts: [], heloNames: [], secureMailFroms: 0, dataCommands: 0 };
+        const log: ServerLog = { connections: 0, open: 0, maxOpen: 0, rcpts: [], heloNames: [], secureMailFroms: 0, dataCommands: 0 };
         logs[address] = log;
         running.push(spec.kind === 'smtp' ? await startSmtp(address, port, spec, log) : await startRaw(address, port, spec, log));
       }
@@ -77,6 +80,12 @@ export async function startMailWorld(specs: Record<string, ServerSpec>): Promise
     }
   }
   throw new Error('no free port for the mail world');
+}
+
+function opened(log: ServerLog): void {
+  log.connections++;
+  log.open++;
+  log.maxOpen = Math.max(log.maxOpen, log.open);
 }
 
 function replyError(reply: ScriptedReply): Error {
@@ -95,8 +104,12 @@ async function startSmtp(address: string, port: number, spec: SmtpSpec, log: Ser
     hideSTARTTLS: spec.hideStartTls ?? false,
     hideSMTPUTF8: spec.hideSmtpUtf8 ?? false,
     onConnect(_session, callback) {
-      log.connections++;
+      opened(log);
       callback();
+    },
+    onClose(_session, callback) {
+      log.open--;
+      callback?.();
     },
     onMailFrom(_from: SMTPServerAddress, session: SMTPServerSession, callback) {
       log.heloNames.push(session.hostNameAppearsAs);
@@ -132,9 +145,12 @@ async function startSmtp(address: string, port: number, spec: SmtpSpec, log: Ser
 async function startRaw(address: string, port: number, spec: RawSpec, log: ServerLog): Promise<Running> {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
-    log.connections++;
+    opened(log);
     sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
+    socket.on('close', () => {
+      log.open--;
+      sockets.delete(socket);
+    });
     socket.on('error', () => undefined);
     const send = (reply: RawAction | undefined, fallback: string): void => {
       const text = reply ?? fallback;
