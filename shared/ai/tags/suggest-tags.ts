@@ -3,7 +3,9 @@
  *
  *   neighbours — the K questions most similar to the post (BM25 over title + body) vote for their
  *                tags, each vote weighted by its BM25 score; a tag's share of the votes is in [0,1].
- *   keywords   — the share of a tag's name (stemmed) that appears among the post's keywords.
+ *   keywords   — the share of a tag's name (stemmed) that appears among the post's keywords, each
+ *                word weighted by how specific it is on the site (a "beer" match on a beer site
+ *                says little; a "trappist" match says a lot).
  *
  *   score = NEIGHBOUR_WEIGHT · neighbours + KEYWORD_WEIGHT · keywords, kept when ≥ MIN_TAG_SCORE.
  *
@@ -60,7 +62,7 @@ export function suggestTags(index: TagIndex | null | undefined, content: string,
   const keywordStems = new Set(extractKeywords(text, 50).map((k) => k.stem));
   tagStems(index).forEach((stems, tag) => {
     if (stems.length === 0) return;
-    const matched = stems.filter((s) => keywordStems.has(s)).length;
+    const matched = stems.filter((s) => keywordStems.has(s)).reduce((sum, s) => sum + index.specificity(s), 0);
     if (matched > 0) add(tag, (KEYWORD_WEIGHT * matched) / stems.length);
   });
 

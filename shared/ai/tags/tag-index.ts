@@ -65,6 +65,17 @@ export class TagIndex {
     return this.file.docs[doc]?.tags ?? [];
   }
 
+  /**
+   * How specific a term is on this site, in [0, 1]: 1 for a term in at most one question, near 0
+   * for one in nearly all of them ("beer" on a beer site). Unknown terms count as specific.
+   */
+  specificity(term: string): number {
+    const n = this.file.docs.length;
+    const df = (this.postings.get(term)?.length ?? 0) / 2;
+    const max = bm25Idf(n, 1);
+    return max <= 0 || df <= 1 ? 1 : bm25Idf(n, df) / max;
+  }
+
   /** BM25 scores of the best `limit` questions for the query terms. */
   search(terms: readonly string[], limit: number): ScoredDoc[] {
     const n = this.file.docs.length;
@@ -72,8 +83,7 @@ export class TagIndex {
     for (const term of new Set(terms)) {
       const list = this.postings.get(term);
       if (!list) continue;
-      const df = list.length / 2;
-      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      const idf = bm25Idf(n, list.length / 2);
       for (let i = 0; i < list.length; i += 2) {
         const doc = list[i] as number;
         const tf = list[i + 1] as number;
@@ -87,6 +97,10 @@ export class TagIndex {
       .sort((a, b) => b.score - a.score || a.doc - b.doc)
       .slice(0, limit);
   }
+}
+
+function bm25Idf(n: number, df: number): number {
+  return Math.log(1 + (n - df + 0.5) / (df + 0.5));
 }
 
 export async function buildTagIndex(records: Iterable<TagRecord> | AsyncIterable<TagRecord>): Promise<TagIndex> {
