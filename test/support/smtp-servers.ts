@@ -42,7 +42,9 @@ export type ServerSpec = SmtpSpec | RawSpec;
 
 export interface ServerLog {
   connections: number;
-  /** Connections open right now, and the most ever open at once. */
+  /** Raw servers only: sessions open right now, and the most ever open at once. A session
+   * ends at QUIT (before the 221 goes out) or on close, so a client that waits for the 221
+   * before opening the next connection can never be counted twice. */
   open: number;
   maxOpen: number;
   rcpts: string[];
@@ -82,12 +84,6 @@ export async function startMailWorld(specs: Record<string, ServerSpec>): Promise
   throw new Error('no free port for the mail world');
 }
 
-function opened(log: ServerLog): void {
-  log.connections++;
-  log.open++;
-  log.maxOpen = Math.max(log.maxOpen, log.open);
-}
-
 function replyError(reply: ScriptedReply): Error {
   const code = Number.parseInt(reply.slice(0, 3), 10);
   return Object.assign(new Error(reply.slice(4)), { responseCode: code });
@@ -104,12 +100,8 @@ async function startSmtp(address: string, port: number, spec: SmtpSpec, log: Ser
     hideSTARTTLS: spec.hideStartTls ?? false,
     hideSMTPUTF8: spec.hideSmtpUtf8 ?? false,
     onConnect(_session, callback) {
-      opened(log);
+      log.connections++;
       callback();
-    },
-    onClose(_session, callback) {
-      log.open--;
-      callback?.();
     },
     onMailFrom(_from: SMTPServerAddress, session: SMTPServerSession, callback) {
       log.heloNames.push(session.hostNameAppearsAs);
@@ -145,10 +137,17 @@ async function startSmtp(address: string, port: number, spec: SmtpSpec, log: Ser
 async function startRaw(address: string, port: number, spec: RawSpec, log: ServerLog): Promise<Running> {
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
-    opened(log);
+    log.connections++;
+    log.open++;
+    log.maxOpen = Math.max(log.maxOpen, log.open);
+    let ended = false;
+    const end = (): void => {
+      if (!ended) log.open--;
+      ended = true;
+    };
     sockets.add(socket);
     socket.on('close', () => {
-      log.open--;
+      end();
       sockets.delete(socket);
     });
     socket.on('error', () => undefined);
@@ -180,6 +179,7 @@ async function startRaw(address: string, port: number, spec: RawSpec, log: Serve
           send(spec.rcpt?.(rcpt), '250 2.1.5 Ok');
         } else if (verb === 'RSET') send(undefined, '250 2.0.0 Ok');
         else if (verb === 'QUIT') {
+          end();
           send(undefined, '221 2.0.0 Bye');
           socket.end();
         } else if (verb === 'DATA') {

@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMailHostResolver } from '../../shared/verification/dns.js';
+import { startDnsServer, type DnsServer } from '../support/dns-server.js';
+import { freshPrefix, testRedis } from './helpers.js';
+
+let dns: DnsServer;
+const store = testRedis('dns');
+
+beforeAll(async () => {
+  dns = await startDnsServer({
+    'multi.test': {
+      MX: [
+        { preference: 20, exchange: 'backup.multi.test' },
+        { preference: 5, exchange: 'Primary.Multi.Test.' },
+        { preference: 10, exchange: 'v6only.multi.test' },
+        { preference: 30, exchange: 'ghost.multi.test' },
+      ],
+    },
+    'primary.multi.test': { A: ['192.0.2.1', '192.0.2.2'], ttl: 120 },
+    'backup.multi.test': { A: ['192.0.2.3'], ttl: 60 },
+    'v6only.multi.test': { AAAA: ['2001:db8::25'], ttl: 600 },
+    'long.test': { MX: [{ preference: 1, exchange: 'mx.long.test' }] },
+    'mx.long.test': { A: ['192.0.2.9'], ttl: 86_400 },
+    'flaky.test': { MX: [{ preference: 1, exchange: 'mx.flaky.test' }] },
+    'mx.flaky.test': { rcode: 'SERVFAIL' },
+    'refused.test': { rcode: 'REFUSED' },
+  });
+});
+
+afterAll(async () => {
+  await dns?.close();
+  await store.cleanup();
+});
+
+const resolverFor = (prefix: string, cacheMaxTtlSec = 3600) =>
+  createMailHostResolver({ dnsServers: [dns.endpoint], dnsTimeoutMs: 300, dnsTries: 1, redis: store.redis, keyPrefix: prefix, cacheMaxTtlSec });
+
+describe('mail host lookup', () => {
+  it('orders MX hosts by preference, normalises names and resolves A and AAAA', async () => {
+    const result = await resolverFor(freshPrefix(store.prefix)).lookup('multi.test');
+    expect(result).toEqual({
+      kind: 'mx',
+      hosts: [
+        { host: 'primary.multi.test', priority: 5, addresses: ['192.0.2.1', '192.0.2.2'] },
+        { host: 'v6only.multi.test', priority: 10, addresses: ['2001:db8::25'] },
+        { host: 'backup.multi.test', priority: 20, addresses: ['192.0.2.3'] },
+        // An MX without addresses stays in the list: the probe reports it as unreachable.
+        { host: 'ghost.multi.test', priority: 30, addresses: [] },
+      ],
+    });
+  });
+
+  it('caches for the shortest address TTL, bounded by cacheMaxTtlSec', async () => {
+    const prefix = freshPrefix(store.prefix);
+    await resolverFor(prefix).lookup('multi.test');
+    expect(await store.redis.ttl(`${prefix}dns:multi.test`)).toBeLessThanOrEqual(60);
+    await resolverFor(prefix, 900).lookup('long.test');
+    const ttl = await store.redis.ttl(`${prefix}dns:long.test`);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(900);
+  });
+
+  it('serves the second lookup from Redis, across resolver instances', async () => {
+    const prefix = freshPrefix(store.prefix);
+    const before = dns.queries.length;
+    await resolverFor(prefix).lookup('long.test');
+    const afterFirst = dns.queries.length;
+    expect(await resolverFor(prefix).lookup('long.test')).toMatchObject({ kind: 'mx' });
+    expect(afterFirst).toBeGreaterThan(before);
+    expect(dns.queries.length).toBe(afterFirst);
+  });
+
+  it('does not cache an answer whose MX addresses failed transiently', async () => {
+    const prefix = freshPrefix(store.prefix);
+    expect(await resolverFor(prefix).lookup('flaky.test')).toEqual({ kind: 'mx', hosts: [{ host: 'mx.flaky.test', priority: 1, addresses: [] }] });
+    expect(await store.redis.exists(`${prefix}dns:flaky.test`)).toBe(0);
+  });
+
+  it('keeps REFUSED apart from NXDOMAIN', async () => {
+    const resolver = resolverFor(freshPrefix(store.prefix));
+    expect(await resolver.lookup('refused.test')).toMatchObject({ kind: 'error', error: 'refused' });
+    expect(await resolver.lookup('absent.test')).toEqual({ kind: 'nxdomain' });
+  });
+});

@@ -1,0 +1,60 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { createMxSemaphore, SemaphoreTimeoutError } from '../../shared/verification/mx-semaphore.js';
+import { freshPrefix, testRedis } from './helpers.js';
+
+const store = testRedis('semaphore');
+afterAll(() => store.cleanup());
+
+const semaphore = (prefix: string, over: { limit?: number; leaseMs?: number; pacingMs?: number } = {}) =>
+  createMxSemaphore({ redis: store.redis, keyPrefix: prefix, limit: 2, leaseMs: 10_000, pacingMs: 0, ...over });
+
+describe('MX semaphore', () => {
+  it('grants `limit` slots per host, shared by every instance on the same Redis', async () => {
+    const prefix = freshPrefix(store.prefix);
+    const [a, b] = [semaphore(prefix), semaphore(prefix)];
+    const r1 = await a.acquire('mx.example.org');
+    const r2 = await b.acquire('mx.example.org');
+    expect(await store.redis.zcard(`${prefix}mx-slots:mx.example.org`)).toBe(2);
+    // Another host has its own slots.
+    const other = await a.acquire('mx.other.org');
+
+    let third = false;
+    const waiting = b.acquire('mx.example.org').then((release) => {
+      third = true;
+      return release;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(third).toBe(false);
+    await r1();
+    const r3 = await waiting;
+    expect(third).toBe(true);
+    await Promise.all([r2(), r3(), other()]);
+    expect(await store.redis.zcard(`${prefix}mx-slots:mx.example.org`)).toBe(0);
+  });
+
+  it('gives up when the deadline passes while waiting', async () => {
+    const prefix = freshPrefix(store.prefix);
+    const s = semaphore(prefix, { limit: 1 });
+    const release = await s.acquire('busy.example.org');
+    await expect(s.acquire('busy.example.org', AbortSignal.timeout(50))).rejects.toBeInstanceOf(SemaphoreTimeoutError);
+    await release();
+  });
+
+  it('reclaims a slot whose holder died (lease expired)', async () => {
+    const prefix = freshPrefix(store.prefix);
+    const s = semaphore(prefix, { limit: 1, leaseMs: 50 });
+    await s.acquire('crashy.example.org'); // never released, as by a killed worker
+    const release = await s.acquire('crashy.example.org', AbortSignal.timeout(2000));
+    await release();
+  });
+
+  it('paces connection opens to one host', async () => {
+    const prefix = freshPrefix(store.prefix);
+    const s = semaphore(prefix, { pacingMs: 5000 });
+    const release = await s.acquire('paced.example.org');
+    await release();
+    // The slot is free but the pacing gap is not over: the deadline comes first.
+    await expect(s.acquire('paced.example.org', AbortSignal.timeout(50))).rejects.toBeInstanceOf(SemaphoreTimeoutError);
+    expect(await store.redis.zcard(`${prefix}mx-slots:paced.example.org`)).toBe(0);
+  });
+});
