@@ -77,7 +77,7 @@ export interface VerifierOptions {
   redis: Redis;
   /** Prefix of every Redis key the engine writes (cache, semaphore, pacing). */
   keyPrefix: string;
-  /** Minimum gap between two connection opens to one MX host, across workers. Default 0. */
+  /** Minimum gap between two connection opens to one MX host, across workers. Default 100. */
   mxPacingMs?: number;
   /** Upper bound of any cache entry, seconds. Default 3600. */
   cacheMaxTtlSec?: number;

@@ -14,6 +14,9 @@ import type { VerificationResult, VerifierOptions } from './types.js';
  * input order, duplicates included.
  */
 
+// Ten new connections a second per MX host at most: far below what providers throttle.
+const DEFAULT_PACING_MS = 100;
+
 export interface Verifier {
   verify(email: string): Promise<VerificationResult>;
   /** Meant for addresses of one domain (they share SMTP sessions); mixed domains also work. */
@@ -51,7 +54,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     limit: opts.mxConcurrency,
     // A slot outlives the probe that took it only if its worker died: then it expires.
     leaseMs: opts.probeTimeoutMs + 2 * opts.smtpTimeoutMs,
-    pacingMs: opts.mxPacingMs ?? 0,
+    pacingMs: opts.mxPacingMs ?? DEFAULT_PACING_MS,
   });
   const catchAllKey = (domain: string): string => `${opts.keyPrefix}catch-all:${domain}`;
 

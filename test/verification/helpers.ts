@@ -50,6 +50,8 @@ export function verifierOptions(overrides: Partial<VerifierOptions> & Pick<Verif
     probeTimeoutMs: 5000,
     maxRcptPerSession: 20,
     mxConcurrency: 2,
+    // Pacing has its own test (mx-semaphore.test.ts); here it would only slow the suite.
+    mxPacingMs: 0,
     ...overrides,
   };
 }
