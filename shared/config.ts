@@ -120,6 +120,8 @@ export function loadConfig(env: Env = process.env) {
     mailFrom: r.string('MAIL_FROM', 'Agora <no-reply@localhost>'),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 1_048_576, 1024, 104_857_600),
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
+    // How long a job's lock lives without renewal: a worker that dies loses its jobs to another after this.
+    workerLockMs: r.int('WORKER_LOCK_MS', 30_000, 1000, 600_000),
     workerQueues: r.list('WORKER_QUEUES', (q) => (QUEUE_NAMES as readonly string[]).includes(q), 'a queue name') as QueueName[],
     rateLimits: {
       enabled: r.bool('RATE_LIMIT_ENABLED', true),

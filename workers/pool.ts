@@ -38,6 +38,8 @@ export async function startWorkerPool(deps: WorkerDeps, requested: readonly stri
       prefix: deps.config.queuePrefix,
       concurrency: processor.concurrency,
       limiter: processor.limiter,
+      lockDuration: deps.config.workerLockMs,
+      stalledInterval: deps.config.workerLockMs,
     });
     worker.on('error', (err) => deps.logger.error({ err, queue: name }, 'worker error'));
     worker.on('failed', (job, err) =>

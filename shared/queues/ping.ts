@@ -4,6 +4,9 @@ import { defineQueue, retrying } from './define.js';
 /** A trivial queue that proves the path from an API process through Redis to a worker and back. */
 export const pingQueue = defineQueue({
   name: 'ping',
-  jobs: { echo: { message: Type.String({ maxLength: 1000 }) } },
+  jobs: {
+    // delayMs lets operators (and the shutdown tests) hold a job in flight.
+    echo: { message: Type.String({ maxLength: 1000 }), delayMs: Type.Optional(Type.Integer({ minimum: 0, maximum: 60_000 })) },
+  },
   defaultJobOptions: retrying(3, 500),
 });
