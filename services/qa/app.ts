@@ -4,10 +4,19 @@ import { createAuthenticator } from '../../shared/access/authenticate.js';
 import { readinessChecks } from '../../shared/runtime.js';
 import { authPlugin } from '../http/auth.js';
 import { healthRoutes } from '../http/health.js';
+import { rateLimitPlugin } from '../http/rate-limit.js';
 import { createHttpApp } from '../http/server.js';
 import type { QaDeps } from './deps.js';
 import { registerOpenApi } from './openapi.js';
 import { categoriesRoutes } from './routes/categories.js';
+import { etagPlugin } from '../http/etag.js';
+import { questionsRoutes } from './routes/questions.js';
+import { searchRoutes } from './routes/search.js';
+import { tagsRoutes } from './routes/tags.js';
+import { usersRoutes } from './routes/users.js';
+import { aiRoutes } from './internal/ai.js';
+import { pollVoteRoute } from './internal/polls.js';
+import { pollsRoutes } from './routes/polls.js';
 
 /** The Q&A service: public reads, writes with keys, internal endpoints. Builds the app; never listens. */
 export async function buildQaApp(deps: QaDeps) {
@@ -16,12 +25,23 @@ export async function buildQaApp(deps: QaDeps) {
   // The internal *.php endpoints are posted by forms as well as JSON.
   await app.register(formbody);
   await app.register(authPlugin, { authenticate: createAuthenticator(deps.database.db), header: 'bearer' });
+  // Before every route (internal *.php and 404s included); /health, /ready and /metrics are exempt.
+  await app.register(rateLimitPlugin, { redis: deps.redis, config: deps.config, service: 'qa' });
   await app.register(healthRoutes, { checks: readinessChecks(deps) });
   await registerOpenApi(app);
 
   await app.register(
     async (api) => {
+      // Weak ETags and 304s for every 200 GET under /api (hooks apply to the routes registered after them).
+      await api.register(etagPlugin);
       await api.register(categoriesRoutes, { deps });
+      await api.register(questionsRoutes, { deps });
+      await api.register(usersRoutes, { deps });
+      await api.register(tagsRoutes, { deps });
+      await api.register(searchRoutes, { deps });
+      await api.register(pollVoteRoute, { deps });
+      await api.register(aiRoutes, { deps });
+      await api.register(pollsRoutes, { deps });
     },
     { prefix: '/api' },
   );

@@ -2,6 +2,7 @@ import { createAuthenticator } from '../../shared/access/authenticate.js';
 import { readinessChecks } from '../../shared/runtime.js';
 import { authPlugin } from '../http/auth.js';
 import { healthRoutes } from '../http/health.js';
+import { rateLimitPlugin } from '../http/rate-limit.js';
 import { createHttpApp } from '../http/server.js';
 import type { VerifyDeps } from './deps.js';
 
@@ -9,6 +10,8 @@ import type { VerifyDeps } from './deps.js';
 export async function buildVerifyApp(deps: VerifyDeps) {
   const app = createHttpApp(deps.config, deps.logger);
   await app.register(authPlugin, { authenticate: createAuthenticator(deps.database.db), header: 'x-api-key' });
+  // Per-key budgets; routes with config.rateLimitCost count each address of a batch.
+  await app.register(rateLimitPlugin, { redis: deps.redis, config: deps.config, service: 'verify' });
   await app.register(healthRoutes, { checks: readinessChecks(deps) });
   return app;
 }

@@ -1,0 +1,141 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Config } from '../../shared/config.js';
+import { RateLimitedError } from '../../shared/errors.js';
+import {
+  createPlanLimiter,
+  type Budget,
+  type Decision,
+  type WindowDurations,
+} from '../../shared/ratelimit/limiter.js';
+import type { Redis } from '../../shared/redis.js';
+import { errorBody } from './errors.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Points a request of this route costs, computed after the body is parsed and validated (a batch
+     * counts each of its entries). Without it a request costs 1, counted before anything else runs.
+     */
+    rateLimitCost?: (request: FastifyRequest) => number;
+  }
+  interface FastifyRequest {
+    /** The rate-limit decision of this request, once counted. */
+    rateLimit: Decision | null;
+  }
+}
+
+export interface RateLimitPluginOptions {
+  redis: Redis;
+  config: Pick<Config, 'rateLimits' | 'queuePrefix'>;
+  /** Whose budgets: the Q&A service (plans from the key) or the verification service (one per-key budget). */
+  service: 'qa' | 'verify';
+  /** Window lengths in seconds; production uses an hour and a day. */
+  windows?: WindowDurations;
+  /** Route URLs never counted and sent without headers (probes). */
+  exempt?: string[];
+  redisTimeoutMs?: number;
+}
+
+export const DEFAULT_EXEMPT = ['/health', '/ready', '/metrics'];
+const STORE_WARNING_INTERVAL_MS = 30_000;
+
+type Plan = 'anonymous' | 'authenticated' | 'premium' | 'verify';
+
+function plansOf(
+  service: RateLimitPluginOptions['service'],
+  limits: Config['rateLimits'],
+): Partial<Record<Plan, Budget>> {
+  return service === 'qa'
+    ? { anonymous: limits.anonymous, authenticated: limits.authenticated, premium: limits.premium }
+    : { anonymous: limits.anonymous, verify: limits.verify };
+}
+
+export function rateLimitHeaders(decision: Decision): Record<string, string> {
+  return {
+    'x-ratelimit-limit': String(decision.limit),
+    'x-ratelimit-remaining': String(decision.remaining),
+    'x-ratelimit-reset': String(decision.reset),
+  };
+}
+
+/**
+ * Counts every request against hourly and daily budgets in Redis: anonymous callers by client IP
+ * (request.ip, which honours X-Forwarded-For only as TRUST_PROXY allows), callers with a key by key and plan.
+ * Register it right after the auth plugin so request.principal is known. Every counted response carries
+ * X-RateLimit-Limit/Remaining/Reset; a refused one is a 429 with Retry-After.
+ *
+ * Three moments: onRequest counts 1 point for ordinary routes; a route with `config.rateLimitCost` is counted
+ * in preHandler, once its body is parsed; onSend counts 1 point for any response that got here uncounted (a
+ * rejected key, an invalid body), so no request escapes the budget or goes without headers.
+ */
+export const rateLimitPlugin = fp<RateLimitPluginOptions>(
+  async (app: FastifyInstance, options) => {
+    app.decorateRequest('rateLimit', null);
+    const { config } = options;
+    if (!config.rateLimits.enabled) return;
+
+    const exempt = new Set(options.exempt ?? DEFAULT_EXEMPT);
+    let lastWarning = 0;
+    const limiter = createPlanLimiter<Plan>({
+      redis: options.redis,
+      keyPrefix: `${config.queuePrefix}:ratelimit:${options.service}`,
+      plans: plansOf(options.service, config.rateLimits) as Record<Plan, Budget>,
+      windows: options.windows,
+      redisTimeoutMs: options.redisTimeoutMs,
+      onStoreError: (err) => {
+        if (Date.now() - lastWarning < STORE_WARNING_INTERVAL_MS) return;
+        lastWarning = Date.now();
+        app.log.warn({ err: err.message }, 'rate limits: Redis unavailable, counting in process memory');
+      },
+    });
+
+    const identify = (request: FastifyRequest): [Plan, string] => {
+      const principal = request.principal;
+      if (!principal) return ['anonymous', `ip:${request.ip}`];
+      return [options.service === 'verify' ? 'verify' : principal.plan, `key:${principal.keyId}`];
+    };
+
+    const count = async (request: FastifyRequest, reply: FastifyReply, points: number): Promise<Decision> => {
+      const [plan, key] = identify(request);
+      const decision = await limiter.consume(plan, key, points);
+      request.rateLimit = decision;
+      reply.headers(rateLimitHeaders(decision));
+      return decision;
+    };
+
+    const refuse = (decision: Decision): RateLimitedError =>
+      new RateLimitedError(decision.retryAfter ?? 1, rateLimitHeaders(decision));
+
+    const isExempt = (request: FastifyRequest) => {
+      const url = request.routeOptions.url;
+      return url !== undefined && exempt.has(url);
+    };
+    const costOf = (request: FastifyRequest) => request.routeOptions.config?.rateLimitCost;
+
+    app.addHook('onRequest', async (request, reply) => {
+      if (isExempt(request) || costOf(request)) return;
+      const decision = await count(request, reply, 1);
+      if (!decision.allowed) throw refuse(decision);
+    });
+
+    app.addHook('preHandler', async (request, reply) => {
+      const cost = costOf(request);
+      if (!cost || request.rateLimit) return;
+      const points = Math.max(1, Math.floor(cost(request)));
+      const decision = await count(request, reply, Number.isFinite(points) ? points : 1);
+      if (!decision.allowed) throw refuse(decision);
+    });
+
+    app.addHook('onSend', async (request, reply, payload) => {
+      if (request.rateLimit || isExempt(request)) return payload;
+      const decision = await count(request, reply, 1);
+      if (decision.allowed) return payload;
+      // The response was already decided (e.g. a 401 for a bad key); an exhausted budget outranks it.
+      const error = refuse(decision);
+      reply.code(429).headers(error.headers).type('application/json; charset=utf-8');
+      return JSON.stringify(errorBody(429, error.message));
+    });
+  },
+  { name: 'agora-rate-limit', dependencies: ['agora-auth'] },
+);
