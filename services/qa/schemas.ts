@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@fastify/type-provider-typebox';
 
-/** Response schemas shared by the Q&A routes; they also generate the OpenAPI document. */
+/** Response and parameter schemas shared by the Q&A routes; they also generate the OpenAPI document. */
 
 export const ErrorResponse = Type.Object(
   { error: Type.Literal(true), message: Type.String(), code: Type.Integer() },
@@ -17,3 +17,155 @@ export const Category = Type.Object({
   questions_count: Type.Integer(),
   icon: Type.String({ description: 'An icon class name' }),
 });
+
+// ---- parameters ----------------------------------------------------------------------------------------------
+
+/** Page numbers past this are refused rather than sent to PostgreSQL as enormous offsets. */
+export const MAX_PAGE = 1_000_000;
+export const DEFAULT_LIMIT = 20;
+
+export const Page = Type.Integer({
+  minimum: 1,
+  maximum: MAX_PAGE,
+  default: 1,
+  description: '1-based page number',
+});
+export const Limit = Type.Integer({
+  minimum: 1,
+  maximum: 100,
+  default: DEFAULT_LIMIT,
+  description: 'Items per page (1-100)',
+});
+
+/** A string enum with its default; an unknown value is a 400, never silently replaced. */
+export const OneOf = <const T extends readonly string[]>(
+  values: T,
+  fallback: T[number],
+  description?: string,
+) => Type.Enum([...values] as T[number][], { default: fallback, description });
+
+// ---- resources -----------------------------------------------------------------------------------------------
+
+const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC' });
+
+export const Pagination = Type.Object({
+  current_page: Type.Integer(),
+  total_pages: Type.Integer({ description: 'ceil(total_items / per_page)' }),
+  total_items: Type.Integer(),
+  per_page: Type.Integer(),
+});
+
+export const Question = Type.Object({
+  id: Type.Integer(),
+  title: Type.String(),
+  slug: Type.String({
+    description: 'URL-safe form of the title; GET /questions/{slug} works as well as the id',
+  }),
+  content: Type.String(),
+  votes: Type.Integer(),
+  views: Type.Integer(),
+  answers_count: Type.Integer(),
+  has_accepted: Type.Boolean(),
+  author: Type.Object({
+    id: Type.Integer(),
+    username: Type.String(),
+    avatar: Type.String({ description: 'URL' }),
+  }),
+  tags: Type.Array(Type.String(), { description: 'Tag names' }),
+  created_at: Timestamp,
+});
+
+const PostAuthor = Type.Object({ id: Type.Integer(), username: Type.String() });
+
+export const Comment = Type.Object({
+  id: Type.Integer(),
+  content: Type.String(),
+  votes: Type.Integer(),
+  author: PostAuthor,
+  created_at: Timestamp,
+});
+
+export const Answer = Type.Object({
+  id: Type.Integer(),
+  content: Type.String(),
+  votes: Type.Integer(),
+  is_accepted: Type.Boolean(),
+  author: PostAuthor,
+  created_at: Timestamp,
+});
+
+export const AnswerWithComments = Type.Object({
+  ...Answer.properties,
+  comments: Type.Optional(Type.Array(Comment)),
+});
+
+export const QuestionDetail = Type.Object({
+  ...Question.properties,
+  answers: Type.Optional(Type.Array(AnswerWithComments, { description: 'With include=answers' })),
+  comments: Type.Optional(
+    Type.Array(Comment, { description: "With include=comments: the question's comments" }),
+  ),
+});
+
+export const User = Type.Object({
+  id: Type.Integer(),
+  username: Type.String(),
+  display_name: Type.String(),
+  avatar: Type.String({ description: 'URL' }),
+  bio: Type.String(),
+  reputation: Type.Integer(),
+  badges: Type.Object({ gold: Type.Integer(), silver: Type.Integer(), bronze: Type.Integer() }),
+  questions_count: Type.Integer(),
+  answers_count: Type.Integer(),
+  joined_at: Timestamp,
+});
+
+export const Tag = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  slug: Type.String(),
+  description: Type.String(),
+  questions_count: Type.Integer(),
+});
+
+const Score = Type.Number({ description: 'Relevance in [0, 1), comparable across result types' });
+const Excerpt = Type.String({ description: 'HTML: escaped text with the matched words in <mark> elements' });
+
+export const QuestionResult = Type.Object({
+  type: Type.Literal('question'),
+  id: Type.Integer(),
+  score: Score,
+  title: Type.String(),
+  slug: Type.String(),
+  excerpt: Excerpt,
+  votes: Type.Integer(),
+  answers_count: Type.Integer(),
+  has_accepted: Type.Boolean(),
+  tags: Type.Array(Type.String()),
+  created_at: Timestamp,
+});
+
+export const AnswerResult = Type.Object({
+  type: Type.Literal('answer'),
+  id: Type.Integer(),
+  score: Score,
+  question_id: Type.Integer(),
+  question_title: Type.String(),
+  question_slug: Type.String(),
+  excerpt: Excerpt,
+  votes: Type.Integer(),
+  is_accepted: Type.Boolean(),
+  created_at: Timestamp,
+});
+
+export const UserResult = Type.Object({
+  type: Type.Literal('user'),
+  id: Type.Integer(),
+  score: Score,
+  username: Type.String(),
+  display_name: Type.String(),
+  avatar: Type.String(),
+  reputation: Type.Integer(),
+});
+
+export const SearchResult = Type.Union([QuestionResult, AnswerResult, UserResult]);

@@ -1,0 +1,134 @@
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { ANSWER_SORTS, answersRepository } from '../../../shared/db/repositories/answers.js';
+import { commentsRepository } from '../../../shared/db/repositories/comments.js';
+import { QUESTION_SORTS, questionsRepository } from '../../../shared/db/repositories/questions.js';
+import { NotFoundError } from '../../../shared/errors.js';
+import { viewCounter } from '../../../shared/qa/views.js';
+import type { QaDeps } from '../deps.js';
+import {
+  Answer,
+  ErrorResponse,
+  Limit,
+  OneOf,
+  Page,
+  Pagination,
+  Question,
+  QuestionDetail,
+  success,
+} from '../schemas.js';
+
+const MAX_INT4 = 2_147_483_647;
+
+// An id (digits) or a slug; longer keys cannot name a question, and the router caps parameters at 500 characters.
+const QuestionKey = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 500, description: 'Question id or slug' }),
+});
+
+const INCLUDE = /^(answers|comments)(,(answers|comments))*$/;
+
+export const questionsRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (app, { deps }) => {
+  const questions = questionsRepository(deps.database.db);
+  const answers = answersRepository(deps.database.db);
+  const comments = commentsRepository(deps.database.db);
+  const views = viewCounter(deps.redis, deps.config.queuePrefix);
+
+  app.get(
+    '/questions',
+    {
+      schema: {
+        tags: ['questions'],
+        summary: 'List questions',
+        description:
+          'Paginated questions, newest first by default. Filters combine. A page past the end is an empty list ' +
+          'with the pagination of the whole result.',
+        querystring: Type.Object({
+          page: Page,
+          limit: Limit,
+          sort: OneOf(QUESTION_SORTS, 'newest', 'unanswered: questions without answers, newest first'),
+          tag: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Tag slug' })),
+          category: Type.Optional(
+            Type.Integer({ minimum: 1, maximum: MAX_INT4, description: 'Category id' }),
+          ),
+        }),
+        response: {
+          200: success(Type.Object({ questions: Type.Array(Question), pagination: Pagination })),
+          '4xx': ErrorResponse,
+        },
+      },
+    },
+    async (request) => ({ success: true as const, data: await questions.list(request.query) }),
+  );
+
+  app.get(
+    '/questions/:id',
+    {
+      schema: {
+        tags: ['questions'],
+        summary: 'One question by id or slug',
+        description:
+          'include=answers adds data.answers (sorted like GET /questions/{id}/answers by default); include=comments ' +
+          "adds data.comments (the question's comments) and, with answers, each answer's comments. Counts a view.",
+        params: QuestionKey,
+        querystring: Type.Object({
+          include: Type.Optional(
+            Type.String({
+              pattern: INCLUDE.source,
+              maxLength: 100,
+              description: 'Comma-separated: answers, comments',
+            }),
+          ),
+        }),
+        response: { 200: success(QuestionDetail), '4xx': ErrorResponse },
+      },
+    },
+    async (request) => {
+      const question = await questions.find(request.params.id);
+      if (!question) throw new NotFoundError('Question not found');
+      const include = new Set(request.query.include?.split(',') ?? []);
+      // A lost view is better than a failed read when Redis is away; the warning says so.
+      await views
+        .record(question.id)
+        .catch((err: Error) => request.log.warn({ err: err.message }, 'view not counted'));
+
+      const [answerList, questionComments] = await Promise.all([
+        include.has('answers') ? answers.listForQuestion(question.id, 'votes') : undefined,
+        include.has('comments') ? comments.forQuestion(question.id) : undefined,
+      ]);
+      let withComments = answerList;
+      if (answerList && include.has('comments')) {
+        const byAnswer = await comments.forAnswers(answerList.map((a) => a.id));
+        withComments = answerList.map((a) => ({ ...a, comments: byAnswer.get(a.id) ?? [] }));
+      }
+      return {
+        success: true as const,
+        data: {
+          ...question,
+          ...(withComments ? { answers: withComments } : {}),
+          ...(questionComments ? { comments: questionComments } : {}),
+        },
+      };
+    },
+  );
+
+  app.get(
+    '/questions/:id/answers',
+    {
+      schema: {
+        tags: ['questions'],
+        summary: 'All answers of a question',
+        description: 'votes (default): the accepted answer first, then by votes, then oldest first.',
+        params: QuestionKey,
+        querystring: Type.Object({ sort: OneOf(ANSWER_SORTS, 'votes') }),
+        response: { 200: success(Type.Object({ answers: Type.Array(Answer) })), '4xx': ErrorResponse },
+      },
+    },
+    async (request) => {
+      const id = await questions.resolveId(request.params.id);
+      if (id === undefined) throw new NotFoundError('Question not found');
+      return {
+        success: true as const,
+        data: { answers: await answers.listForQuestion(id, request.query.sort) },
+      };
+    },
+  );
+};

@@ -1,0 +1,43 @@
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { SEARCH_TYPES, searchRepository } from '../../../shared/db/repositories/search.js';
+import type { QaDeps } from '../deps.js';
+import { ErrorResponse, Limit, OneOf, Page, Pagination, SearchResult, success } from '../schemas.js';
+
+export const MAX_QUERY_LENGTH = 200;
+
+export const searchRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (app, { deps }) => {
+  const search = searchRepository(deps.database.db);
+
+  app.get(
+    '/search',
+    {
+      schema: {
+        tags: ['search'],
+        summary: 'Search questions, answers and users',
+        description:
+          'Full-text search (web search syntax: "quoted phrase", -excluded, or) of questions (title > tags > body) ' +
+          'and answers, and partial matching of user names. type=all merges the kinds by score. A query of stop ' +
+          'words or punctuation only finds nothing.',
+        querystring: Type.Object({
+          q: Type.String({
+            minLength: 1,
+            maxLength: MAX_QUERY_LENGTH,
+            pattern: '\\S',
+            description: 'Search text',
+          }),
+          type: OneOf(SEARCH_TYPES, 'all'),
+          page: Page,
+          limit: Limit,
+        }),
+        response: {
+          200: success(Type.Object({ results: Type.Array(SearchResult), pagination: Pagination })),
+          '4xx': ErrorResponse,
+        },
+      },
+    },
+    async (request) => {
+      const { q, ...rest } = request.query;
+      return { success: true as const, data: await search.search({ ...rest, q: q.trim() }) };
+    },
+  );
+};

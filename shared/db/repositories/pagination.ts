@@ -1,0 +1,45 @@
+import { sql, type SQL } from 'drizzle-orm';
+import type { Db } from '../client.js';
+
+/** Helpers shared by the read repositories: page arithmetic, raw rows on either driver, ISO timestamps. */
+
+export interface PageParams {
+  /** 1-based page number. */
+  page: number;
+  /** Items per page. */
+  limit: number;
+}
+
+export interface Pagination {
+  current_page: number;
+  total_pages: number;
+  total_items: number;
+  per_page: number;
+}
+
+export const offsetOf = ({ page, limit }: PageParams): number => (page - 1) * limit;
+
+export const paginate = ({ page, limit }: PageParams, total: number): Pagination => ({
+  current_page: page,
+  total_pages: Math.ceil(total / limit),
+  total_items: total,
+  per_page: limit,
+});
+
+type RawResult = unknown[] | { rows: unknown[] };
+
+/** Raw SQL rows whichever driver runs underneath (postgres.js answers an array, PGlite `{rows}`). */
+export async function rows<T>(db: Db, statement: SQL): Promise<T[]> {
+  const result = (await db.execute(statement)) as unknown as RawResult;
+  return (Array.isArray(result) ? result : result.rows) as T[];
+}
+
+/**
+ * A timestamptz as an ISO 8601 UTC string with milliseconds, formatted by PostgreSQL: the drivers disagree on how
+ * raw timestamps come back (drizzle's postgres.js driver leaves them as server text), so SQL decides.
+ */
+export const iso = (column: SQL): SQL =>
+  sql`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** The largest int4: ids beyond it can match no row, and PostgreSQL would reject them as parameters. */
+export const MAX_INT4 = 2_147_483_647;

@@ -1,0 +1,171 @@
+import { sql, type SQL } from 'drizzle-orm';
+import type { Db } from '../client.js';
+import { highlightExcerpt } from '../../qa/excerpt.js';
+import { iso, offsetOf, paginate, rows, type PageParams, type Pagination } from './pagination.js';
+
+export const SEARCH_TYPES = ['questions', 'answers', 'users', 'all'] as const;
+export type SearchType = (typeof SEARCH_TYPES)[number];
+
+export interface QuestionHit {
+  type: 'question';
+  id: number;
+  score: number;
+  title: string;
+  slug: string;
+  excerpt: string;
+  votes: number;
+  answers_count: number;
+  has_accepted: boolean;
+  tags: string[];
+  created_at: string;
+}
+
+export interface AnswerHit {
+  type: 'answer';
+  id: number;
+  score: number;
+  question_id: number;
+  question_title: string;
+  question_slug: string;
+  excerpt: string;
+  votes: number;
+  is_accepted: boolean;
+  created_at: string;
+}
+
+export interface UserHit {
+  type: 'user';
+  id: number;
+  score: number;
+  username: string;
+  display_name: string;
+  avatar: string;
+  reputation: number;
+}
+
+export type SearchHit = QuestionHit | AnswerHit | UserHit;
+type Unscored = Omit<QuestionHit, 'score'> | Omit<AnswerHit, 'score'> | Omit<UserHit, 'score'>;
+
+/**
+ * Scores are comparable across kinds, so `type=all` merges by score: documents use ts_rank_cd normalised into
+ * [0, 1) (flag 32: rank / (rank + 1)); users use their best trigram word similarity halved, so that an exact
+ * username (0.5) ranks with a question that has the words once in its title, not above everything.
+ */
+const USER_WEIGHT = 0.5;
+// Headlines are computed on a bounded prefix of the plain text: ts_headline parses all the text it is given.
+const EXCERPT_CHARS = 2000;
+const HEADLINE_OPTIONS =
+  'StartSel=<mark>, StopSel=</mark>, MaxWords=35, MinWords=15, ShortWord=3, MaxFragments=2';
+
+const likePattern = (q: string): string => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+function branches(type: SearchType, q: string): SQL[] {
+  const wanted = (t: SearchType) => type === 'all' || type === t;
+  const parts: SQL[] = [];
+  if (wanted('questions')) {
+    parts.push(sql`SELECT 'question'::text AS type, q.id, ts_rank_cd(q.search_vector, query.tsq, 32)::float8 AS score
+                   FROM questions q, query WHERE q.search_vector @@ query.tsq`);
+  }
+  if (wanted('answers')) {
+    parts.push(sql`SELECT 'answer'::text AS type, a.id, ts_rank_cd(a.search_vector, query.tsq, 32)::float8 AS score
+                   FROM answers a, query WHERE a.search_vector @@ query.tsq`);
+  }
+  if (wanted('users')) {
+    const pattern = likePattern(q);
+    parts.push(sql`SELECT 'user'::text AS type, u.id,
+                     (greatest(word_similarity(${q}, u.username), word_similarity(${q}, u.display_name)) * ${USER_WEIGHT})::float8 AS score
+                   FROM users u
+                   WHERE u.username ILIKE ${pattern} OR u.display_name ILIKE ${pattern}
+                      OR ${q} <% u.username OR ${q} <% u.display_name`);
+  }
+  return parts;
+}
+
+const headline = (body: SQL) =>
+  sql`ts_headline('english', left(agora_plain_text(${body}), ${EXCERPT_CHARS}), query.tsq, ${HEADLINE_OPTIONS})`;
+
+export function searchRepository(db: Db) {
+  const query = (q: string) => sql`query AS (SELECT websearch_to_tsquery('english', ${q}) AS tsq)`;
+
+  async function hydrate(
+    q: string,
+    hits: { type: string; id: number; score: number }[],
+  ): Promise<SearchHit[]> {
+    const ids = (t: string) =>
+      `{${hits
+        .filter((h) => h.type === t)
+        .map((h) => h.id)
+        .join(',')}}`;
+    const has = (t: string) => hits.some((h) => h.type === t);
+    const [questions, answers, users] = await Promise.all([
+      has('question')
+        ? rows<Omit<QuestionHit, 'type' | 'score'> & { tag_names: string[] }>(
+            db,
+            sql`WITH ${query(q)}
+                SELECT q.id, q.title, q.slug, ${headline(sql`q.content`)} AS excerpt, q.votes, q.answers_count,
+                       q.has_accepted, q.tag_names, ${iso(sql`q.created_at`)} AS created_at
+                FROM questions q, query WHERE q.id = ANY(${ids('question')}::int[])`,
+          )
+        : [],
+      has('answer')
+        ? rows<Omit<AnswerHit, 'type' | 'score'>>(
+            db,
+            sql`WITH ${query(q)}
+                SELECT a.id, a.question_id, q.title AS question_title, q.slug AS question_slug,
+                       ${headline(sql`a.content`)} AS excerpt, a.votes, a.is_accepted, ${iso(sql`a.created_at`)} AS created_at
+                FROM answers a JOIN questions q ON q.id = a.question_id, query WHERE a.id = ANY(${ids('answer')}::int[])`,
+          )
+        : [],
+      has('user')
+        ? rows<Omit<UserHit, 'type' | 'score'>>(
+            db,
+            sql`SELECT id, username, display_name, avatar, reputation FROM users WHERE id = ANY(${ids('user')}::int[])`,
+          )
+        : [],
+    ]);
+    const byKey = new Map<string, Unscored>();
+    for (const { tag_names, excerpt, ...r } of questions) {
+      byKey.set(`question:${r.id}`, {
+        type: 'question',
+        ...r,
+        excerpt: highlightExcerpt(excerpt),
+        tags: tag_names,
+      });
+    }
+    for (const r of answers)
+      byKey.set(`answer:${r.id}`, { type: 'answer', ...r, excerpt: highlightExcerpt(r.excerpt) });
+    for (const r of users) byKey.set(`user:${r.id}`, { type: 'user', ...r });
+    // A row deleted between the two queries is simply left out of the page.
+    return hits.flatMap((h) => {
+      const found = byKey.get(`${h.type}:${h.id}`);
+      return found ? [{ ...found, score: h.score } as SearchHit] : [];
+    });
+  }
+
+  return {
+    /**
+     * Full-text search of questions (title A > tags B > body C) and answers with `websearch_to_tsquery` (quoted
+     * phrases, `-word`, `or`), and trigram search of users' names. Each kind contributes at most the first
+     * offset + limit of its own ranking to the merge, which is all the requested page can hold.
+     */
+    async search(
+      params: PageParams & { q: string; type: SearchType },
+    ): Promise<{ results: SearchHit[]; pagination: Pagination }> {
+      const parts = branches(params.type, params.q);
+      const offset = offsetOf(params);
+      const top = offset + params.limit;
+      const limited = parts.map((p) => sql`(${p} ORDER BY score DESC, id DESC LIMIT ${top})`);
+      const counted = parts.map((p) => sql`(SELECT count(*)::int FROM (${p}) s)`);
+      const [hits, [count]] = await Promise.all([
+        rows<{ type: string; id: number; score: number }>(
+          db,
+          sql`WITH ${query(params.q)}
+              SELECT type, id, score FROM (${sql.join(limited, sql` UNION ALL `)}) hits
+              ORDER BY score DESC, type ASC, id DESC LIMIT ${params.limit} OFFSET ${offset}`,
+        ),
+        rows<{ n: number }>(db, sql`WITH ${query(params.q)} SELECT ${sql.join(counted, sql` + `)} AS n`),
+      ]);
+      return { results: await hydrate(params.q, hits), pagination: paginate(params, count?.n ?? 0) };
+    },
+  };
+}
