@@ -1,10 +1,12 @@
 import type { QueueName } from '../shared/config.js';
 import { pingProcessor } from './ping/processor.js';
+import { pollsProcessor } from './polls/processor.js';
 import type { ProcessorFactory } from './types.js';
 import { viewsProcessor } from './views/processor.js';
 
 /** The processor of each queue. A queue without one here cannot be served by a worker yet. */
 export const processors: { [Q in QueueName]?: ProcessorFactory<Q> } = {
   ping: pingProcessor,
+  polls: pollsProcessor,
   views: viewsProcessor,
 };
