@@ -35,8 +35,6 @@ export async function buildQaApp(deps: QaDeps) {
       // Weak ETags and 304s for every 200 GET under /api (hooks apply to the routes registered after them).
       await api.register(etagPlugin);
       await api.register(categoriesRoutes, { deps });
-      await api.register(pollVoteRoute, { deps });
-      await api.register(pollsRoutes, { deps });
       await api.register(questionsRoutes, { deps });
       await api.register(usersRoutes, { deps });
       await api.register(tagsRoutes, { deps });
