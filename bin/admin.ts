@@ -9,6 +9,7 @@ import {
 } from '../shared/db/repositories/settings.js';
 import { usersRepository } from '../shared/db/repositories/users.js';
 import { AppError } from '../shared/errors.js';
+import { createPoll } from '../shared/polls/creation.js';
 import type { Runtime } from '../shared/runtime.js';
 import { bootRuntime, cliLogger, configOrExit } from './process.js';
 
@@ -18,7 +19,8 @@ const USAGE = `Usage: npm run admin -- <command>
   keys revoke ID
   users create NAME [--display-name TEXT]
   settings set NAME VALUE        (settings: ${Object.keys(SETTING_DEFAULTS).join(', ')})
-  settings list`;
+  settings list
+  polls create --title TEXT --options "A,B,C" [--question ID] [--allow-change] [--json]`;
 
 class UsageError extends Error {}
 
@@ -96,6 +98,36 @@ const commands: Record<string, Command> = {
     const [setting, parsed] = parseSetting(name, value);
     await settingsRepository(database.db).set(setting, parsed);
     print(`${setting} = ${parsed}`);
+  },
+  'polls create': async ({ database }, args) => {
+    const { values } = parseArgs({
+      args,
+      options: {
+        title: { type: 'string' },
+        options: { type: 'string' },
+        question: { type: 'string' },
+        'allow-change': { type: 'boolean', default: false },
+        json: { type: 'boolean', default: false },
+      },
+    });
+    if (!values.title) throw new UsageError('--title is required');
+    if (!values.options) throw new UsageError('--options is required: the options, comma-separated');
+    const question = values.question;
+    if (question !== undefined && !/^\d{1,9}$/.test(question)) throw new UsageError('--question takes an id');
+    // Created by the operator: no author, and it may be attached to any question.
+    const poll = await createPoll(
+      database.db,
+      {
+        title: values.title,
+        options: values.options.split(','),
+        questionId: question === undefined ? null : Number(question),
+        allowChange: values['allow-change'],
+      },
+      null,
+    );
+    const options = poll.options.map(({ id, text }) => ({ id, text }));
+    if (values.json) return print(JSON.stringify({ id: poll.id, title: poll.title, options }));
+    print(`created poll ${poll.id}: ${options.map((o) => `${o.id}=${o.text}`).join(', ')}`);
   },
   'settings list': async ({ database }) => {
     for (const [name, value] of Object.entries(await settingsRepository(database.db).all()))
