@@ -35,6 +35,8 @@ export interface RateLimitPluginOptions {
   /** Route URLs never counted and sent without headers (probes). */
   exempt?: string[];
   redisTimeoutMs?: number;
+  /** How long app.ready() waits for the Redis connection before starting on the memory store. */
+  redisReadyTimeoutMs?: number;
 }
 
 export const DEFAULT_EXEMPT = ['/health', '/ready', '/metrics'];
@@ -49,6 +51,19 @@ function plansOf(
   return service === 'qa'
     ? { anonymous: limits.anonymous, authenticated: limits.authenticated, premium: limits.premium }
     : { anonymous: limits.anonymous, verify: limits.verify };
+}
+
+function redisReady(redis: Redis, timeoutMs: number): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    redis.once('ready', done);
+  });
 }
 
 export function rateLimitHeaders(decision: Decision): Record<string, string> {
@@ -112,6 +127,12 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
       return url !== undefined && exempt.has(url);
     };
     const costOf = (request: FastifyRequest) => request.routeOptions.config?.rateLimitCost;
+
+    // A process that has just started must not count in memory merely because its connection is still being
+    // made: readiness waits (boundedly) for Redis; if it does not come, the app starts on the memory store.
+    app.addHook('onReady', async () => {
+      await redisReady(options.redis, options.redisReadyTimeoutMs ?? 3000);
+    });
 
     app.addHook('onRequest', async (request, reply) => {
       if (isExempt(request) || costOf(request)) return;
