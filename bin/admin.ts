@@ -8,6 +8,7 @@ import {
   type SettingName,
 } from '../shared/db/repositories/settings.js';
 import { usersRepository } from '../shared/db/repositories/users.js';
+import { isUniqueViolation } from '../shared/db/errors.js';
 import { AppError } from '../shared/errors.js';
 import { createPoll } from '../shared/polls/creation.js';
 import type { Runtime } from '../shared/runtime.js';
@@ -148,7 +149,7 @@ try {
 } catch (err) {
   if (err instanceof UsageError) process.stderr.write(`${err.message}\n\n${USAGE}\n`);
   else if (err instanceof AppError) process.stderr.write(`${err.message}\n`);
-  else if ((err as { code?: string }).code === '23505') process.stderr.write('already exists\n');
+  else if (isUniqueViolation(err)) process.stderr.write('already exists\n');
   else throw err;
   process.exitCode = 2;
 } finally {

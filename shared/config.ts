@@ -123,6 +123,8 @@ export function loadConfig(env: Env = process.env) {
     // How long a job's lock lives without renewal: a worker that dies loses its jobs to another after this.
     workerLockMs: r.int('WORKER_LOCK_MS', 30_000, 1000, 600_000),
     workerQueues: r.list('WORKER_QUEUES', (q) => (QUEUE_NAMES as readonly string[]).includes(q), 'a queue name') as QueueName[],
+    // Prometheus listener of a workers-role process (GET /metrics, /health); 0 turns it off.
+    workerMetricsPort: r.int('WORKER_METRICS_PORT', 9464, 0, 65535),
     rateLimits: {
       enabled: r.bool('RATE_LIMIT_ENABLED', true),
       anonymous: { hour: r.int('RATE_LIMIT_ANONYMOUS_HOURLY', 60, 1, 1e9), day: r.int('RATE_LIMIT_ANONYMOUS_DAILY', 500, 1, 1e9) },

@@ -4,6 +4,8 @@ import { createAuthenticator } from '../../shared/access/authenticate.js';
 import { readinessChecks } from '../../shared/runtime.js';
 import { authPlugin } from '../http/auth.js';
 import { healthRoutes } from '../http/health.js';
+import { metricsPlugin } from '../http/metrics.js';
+import { adminPlugin } from '../admin/plugin.js';
 import { rateLimitPlugin } from '../http/rate-limit.js';
 import { createHttpApp } from '../http/server.js';
 import type { QaDeps } from './deps.js';
@@ -21,6 +23,7 @@ import { pollsRoutes } from './routes/polls.js';
 /** The Q&A service: public reads, writes with keys, internal endpoints. Builds the app; never listens. */
 export async function buildQaApp(deps: QaDeps) {
   const app = createHttpApp(deps.config, deps.logger);
+  await app.register(metricsPlugin, { service: 'qa', queues: deps.queues });
   await app.register(helmet, { global: true, contentSecurityPolicy: false });
   // The internal *.php endpoints are posted by forms as well as JSON.
   await app.register(formbody);
@@ -45,5 +48,6 @@ export async function buildQaApp(deps: QaDeps) {
     },
     { prefix: '/api' },
   );
+  await app.register(adminPlugin, { deps });
   return app;
 }

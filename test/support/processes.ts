@@ -2,7 +2,6 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const TSX = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
 
 export interface RunningProcess {
   child: ChildProcess;
@@ -18,9 +17,12 @@ export interface RunningProcess {
 
 /** Starts one of the project's entry points (e.g. `workers/main.ts`) as a real child process. */
 export function startProcess(script: string, args: string[], env: Record<string, string>): RunningProcess {
-  const child = spawn(TSX, [script, ...args], {
+  // One node process with tsx's loader (not the tsx CLI, which wraps a second process): its pid is the
+  // worker's pid and signals reach it directly, as they would in production.
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    // Children log at info whatever the test runtime uses: tests wait for their log lines.
+    env: { ...process.env, ...env, LOG_LEVEL: env.CHILD_LOG_LEVEL ?? 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -40,7 +42,7 @@ export function startProcess(script: string, args: string[], env: Record<string,
     output: () => output,
     stdout: () => stdout,
     exited,
-    waitFor(pattern, timeoutMs = 20_000) {
+    waitFor(pattern, timeoutMs = 60_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
           if (pattern.test(output)) {

@@ -28,6 +28,8 @@ export async function createTestRuntime(overrides: Record<string, string> = {}):
     QUEUE_PREFIX: `{agora-test-${id}}`,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     NODE_ENV: 'test',
+    // Many worker processes share this host in tests: no fixed metrics port.
+    WORKER_METRICS_PORT: '0',
     ...overrides,
   };
   const config = loadConfig(env);

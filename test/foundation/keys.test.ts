@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildVerifyApp } from '../../services/verify/app.js';
+import { requireScope } from '../../services/http/auth.js';
+import { buildQaApp } from '../../services/qa/app.js';
+import { apiKeys } from '../../shared/db/schema/index.js';
+import { runProcess } from '../support/processes.js';
+import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
+
+describe('API keys and the admin CLI', () => {
+  let runtime: TestRuntime;
+  let verifyApp: Awaited<ReturnType<typeof buildVerifyApp>>;
+  let qaApp: Awaited<ReturnType<typeof buildQaApp>>;
+  const admin = (...args: string[]) => runProcess('bin/admin.ts', args, runtime.env);
+
+  beforeAll(async () => {
+    runtime = await createTestRuntime({ RATE_LIMIT_ENABLED: 'false' });
+    verifyApp = await buildVerifyApp(runtime);
+    // A test-only route guarded like the verification endpoints.
+    verifyApp.get('/test/guarded', { preHandler: requireScope('verify') }, async (req) => ({ user: req.principal!.userId }));
+    qaApp = await buildQaApp(runtime);
+    expect((await admin('users', 'create', 'alice')).code).toBe(0);
+  });
+  afterAll(async () => {
+    await verifyApp.close();
+    await qaApp.close();
+    await runtime.close();
+  });
+
+  it('creates a key that is printed alone on stdout and authenticates', async () => {
+    const created = await admin('keys', 'create', '--user', 'alice', '--plan', 'premium', '--scopes', 'qa:write,verify');
+    expect(created.code).toBe(0);
+    const key = created.stdout.trim();
+    expect(key).toMatch(/^agora_[a-z0-9]{12}_[A-Za-z0-9_-]{43}$/);
+    expect(created.stdout).toBe(`${key}\n`);
+
+    const res = await verifyApp.inject({ url: '/test/guarded', headers: { 'x-api-key': key } });
+    expect(res.statusCode).toBe(200);
+    const [stored] = await runtime.database.db.select().from(apiKeys);
+    expect(stored!.hash).not.toContain(key.split('_')[2]);
+    expect(stored!.plan).toBe('premium');
+  });
+
+  it('prints {id, key, plan, scopes} with --json', async () => {
+    const created = await admin('keys', 'create', '--user', 'alice', '--scopes', 'verify', '--json');
+    const parsed = JSON.parse(created.stdout);
+    expect(parsed).toEqual({ id: expect.any(Number), key: expect.stringMatching(/^agora_/), plan: 'authenticated', scopes: ['verify'] });
+  });
+
+  it('refuses a missing, unknown, malformed or revoked key with 401 and a key without the scope with 403', async () => {
+    const missing = await verifyApp.inject('/test/guarded');
+    expect(missing.statusCode).toBe(401);
+    expect(missing.json()).toEqual({ error: true, message: 'Missing API key', code: 401 });
+
+    const unknown = await verifyApp.inject({ url: '/test/guarded', headers: { 'x-api-key': `agora_${'a'.repeat(12)}_${'b'.repeat(43)}` } });
+    expect(unknown.statusCode).toBe(401);
+    const garbage = await verifyApp.inject({ url: '/test/guarded', headers: { 'x-api-key': "' OR 1=1 --" } });
+    expect(garbage.statusCode).toBe(401);
+
+    const writer = JSON.parse((await admin('keys', 'create', '--user', 'alice', '--scopes', 'qa:write', '--json')).stdout);
+    const forbidden = await verifyApp.inject({ url: '/test/guarded', headers: { 'x-api-key': writer.key } });
+    expect(forbidden.statusCode).toBe(403);
+    expect(forbidden.json()).toMatchObject({ error: true, code: 403 });
+
+    const verifier = JSON.parse((await admin('keys', 'create', '--user', 'alice', '--scopes', 'verify', '--json')).stdout);
+    expect((await admin('keys', 'revoke', String(verifier.id))).code).toBe(0);
+    const revoked = await verifyApp.inject({ url: '/test/guarded', headers: { 'x-api-key': verifier.key } });
+    expect(revoked.statusCode).toBe(401);
+    expect(revoked.json().message).toMatch(/revoked/);
+    expect((await admin('keys', 'revoke', String(verifier.id))).code).toBe(1);
+  });
+
+  it('reads Bearer keys on the Q&A service and rejects a bad one even on public reads', async () => {
+    const { key } = JSON.parse((await admin('keys', 'create', '--user', 'alice', '--json')).stdout);
+    expect((await qaApp.inject({ url: '/api/categories', headers: { authorization: `Bearer ${key}` } })).statusCode).toBe(200);
+    expect((await qaApp.inject({ url: '/api/categories', headers: { authorization: 'Bearer nope' } })).statusCode).toBe(401);
+    expect((await qaApp.inject({ url: '/api/categories', headers: { authorization: `Basic ${key}` } })).statusCode).toBe(401);
+  });
+
+  it('lists keys without secrets, and manages users and settings', async () => {
+    const list = await admin('keys', 'list', '--json');
+    const keys = JSON.parse(list.stdout);
+    expect(keys.length).toBeGreaterThanOrEqual(4);
+    expect(list.stdout).not.toMatch(/"hash"|"key"/);
+    expect(keys[0]).toMatchObject({ username: 'alice', plan: expect.any(String), scopes: expect.any(Array) });
+
+    expect((await admin('settings', 'set', 'ai_enabled', 'true')).code).toBe(0);
+    expect((await admin('settings', 'list')).stdout).toContain('ai_enabled = true');
+    expect((await admin('settings', 'set', 'ai_enabled', 'sure')).code).toBe(2);
+    expect((await admin('users', 'create', 'alice')).code).toBe(2);
+    const noUser = await admin('keys', 'create', '--user', 'nobody');
+    expect(noUser.code).toBe(2);
+    expect(noUser.output).toContain('No user named nobody');
+    expect((await admin('keys', 'create', '--user', 'alice', '--scopes', 'root')).code).toBe(2);
+  });
+});

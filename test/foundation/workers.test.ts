@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildQaApp } from '../../services/qa/app.js';
+import { startProcess, type RunningProcess } from '../support/processes.js';
+import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
+
+// Child processes compile TypeScript on start: give these tests room on a loaded 2-core machine.
+describe('workers as separate processes', { timeout: 120_000 }, () => {
+  let runtime: TestRuntime;
+  let app: Awaited<ReturnType<typeof buildQaApp>>;
+  const started: RunningProcess[] = [];
+  const worker = (...args: string[]) => {
+    const p = startProcess('workers/main.ts', args, runtime.env);
+    started.push(p);
+    return p;
+  };
+
+  beforeAll(async () => {
+    // Short locks so a killed worker's job is taken over within seconds.
+    runtime = await createTestRuntime({ WORKER_LOCK_MS: '1500' });
+    app = await buildQaApp(runtime);
+  });
+  afterAll(async () => {
+    await Promise.all(started.map((p) => p.stop('SIGKILL')));
+    await app.close();
+    await runtime.close();
+  });
+
+  it('completes a job enqueued from the app in another process', async () => {
+    const w = worker('--queues', 'ping');
+    await w.waitFor(/workers started/);
+    const result = (await runtime.queues.enqueueAndWait('ping', 'echo', { message: 'hello', requestId: 'req-1' }, 15_000)) as {
+      message: string;
+      worker: number;
+    };
+    expect(result.message).toBe('hello');
+    expect(result.worker).toBe(w.child.pid);
+    // The job's log lines carry the request id of the request that enqueued it.
+    await w.waitFor(/"reqId":"req-1"/);
+    expect(await w.stop()).toBe(0);
+  });
+
+  it('drains the job in flight on SIGTERM before exiting', async () => {
+    const w = worker('--queues', 'ping');
+    await w.waitFor(/workers started/);
+    const events = await import('bullmq').then(({ QueueEvents }) => new QueueEvents('ping', { connection: { url: runtime.redisUrl }, prefix: runtime.config.queuePrefix }));
+    await events.waitUntilReady();
+    const job = await runtime.queues.enqueue('ping', 'echo', { message: 'slow', delayMs: 1500 });
+    await w.waitFor(/"msg":"echo"/);
+    w.child.kill('SIGTERM');
+    expect(await job.waitUntilFinished(events, 15_000)).toMatchObject({ message: 'slow' });
+    expect(await w.exited).toBe(0);
+    await events.close();
+  });
+
+  it('loses no job when a worker is killed mid-job: another worker takes it over', async () => {
+    const first = worker('--queues', 'ping');
+    await first.waitFor(/workers started/);
+    const finished = runtime.queues.enqueueAndWait('ping', 'echo', { message: 'survivor', delayMs: 1000 }, 30_000);
+    await first.waitFor(/"msg":"echo"/);
+    await first.stop('SIGKILL');
+    const second = worker('--queues', 'ping');
+    const result = (await finished) as { message: string; worker: number; attempt: number };
+    expect(result.message).toBe('survivor');
+    expect(result.worker).toBe(second.child.pid);
+    await second.stop();
+  });
+
+  it('refuses to start for a queue that does not exist', async () => {
+    const w = worker('--queues', 'ping,nonsense');
+    expect(await w.exited).not.toBe(0);
+    expect(w.output()).toMatch(/No worker for queue\(s\): nonsense/);
+  });
+});
