@@ -1,5 +1,6 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { QueueName } from '../shared/config.js';
+import { recordJob } from '../shared/metrics.js';
 import { catalog, type CatalogQueue } from '../shared/queues/catalog.js';
 import { InvalidPayloadError, validatePayload } from '../shared/queues/producer.js';
 import { connectRedis } from '../shared/redis.js';
@@ -42,9 +43,11 @@ export async function startWorkerPool(deps: WorkerDeps, requested: readonly stri
       stalledInterval: deps.config.workerLockMs,
     });
     worker.on('error', (err) => deps.logger.error({ err, queue: name }, 'worker error'));
-    worker.on('failed', (job, err) =>
-      deps.logger.warn({ queue: name, jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed'),
-    );
+    worker.on('failed', (job, err) => {
+      deps.logger.warn({ queue: name, jobId: job?.id, attempt: job?.attemptsMade, err: err.message }, 'job failed');
+      if (job) recordJob(name, job, 'failed', err);
+    });
+    worker.on('completed', (job) => recordJob(name, job, 'completed'));
     started.push({ worker, processor });
   }
   deps.logger.info({ queues: names }, 'workers started');

@@ -1,0 +1,192 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { createApiKey } from '../../../shared/access/admin.js';
+import { PLANS, SCOPES, type Plan, type Scope } from '../../../shared/access/keys.js';
+import { apiKeysRepository } from '../../../shared/db/repositories/api-keys.js';
+import { usersRepository } from '../../../shared/db/repositories/users.js';
+import { AppError } from '../../../shared/errors.js';
+import { csrfField, formatDate, html, page, type Html } from '../html.js';
+import { formBody, sendPage, type AdminContext } from '../respond.js';
+
+const SCOPE_HELP: Record<Scope, string> = {
+  'qa:write': 'ask, answer, comment, vote, accept, edit (Q&A API)',
+  verify: 'POST /verify and /bulk-verify (verification service)',
+  admin: 'every scope, and /verify/self-check',
+};
+
+const USERNAME = /^[\p{L}\p{N}_.-]{1,64}$/u;
+
+const asList = (value: unknown): string[] =>
+  (Array.isArray(value) ? value : value === undefined ? [] : [value]).filter(
+    (v): v is string => typeof v === 'string',
+  );
+const text = (value: unknown): string => (typeof value === 'string' ? value.trim() : '');
+
+/** API keys: create (the clear key is shown once, in the answer to the POST, never in a URL), list, revoke. */
+export async function keysPages(app: FastifyInstance, { deps, sessions }: AdminContext): Promise<void> {
+  const keys = apiKeysRepository(deps.database.db);
+  const users = usersRepository(deps.database.db);
+
+  async function render(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    status: number,
+    flash?: { kind: 'ok' | 'error'; text: string | Html },
+  ) {
+    const csrf = sessions.csrfToken(request.adminSession!);
+    const list = await keys.list();
+    const rows = list.map(
+      (k) =>
+        html`<tr>
+          <td class="num">${k.id}</td>
+          <td><code>agora_${k.prefix}_…</code></td>
+          <td>${k.username}</td>
+          <td>${k.name || html`<span class="muted">—</span>`}</td>
+          <td>${k.plan}</td>
+          <td>${k.scopes.map((s) => html`<code>${s}</code> `)}</td>
+          <td>${formatDate(k.createdAt)}</td>
+          <td>${formatDate(k.lastUsedAt)}</td>
+          <td>
+            ${k.revokedAt ? html`<span class="pill bad" title="${formatDate(k.revokedAt)}">revoked</span>` : html`<span class="pill on">active</span>`}
+          </td>
+          <td>
+            ${
+              k.revokedAt
+                ? ''
+                : html`<form method="post" action="/admin/keys/${k.id}/revoke">
+                    ${csrfField(csrf)}<button class="danger" type="submit" aria-label="Revoke key ${k.id}">
+                      Revoke
+                    </button>
+                  </form>`
+            }
+          </td>
+        </tr>`,
+    );
+    const body = html` <section class="card">
+        <h2>Create a key</h2>
+        <form method="post" action="/admin/keys">
+          ${csrfField(csrf)}
+          <div class="row">
+            <div class="field">
+              <label for="username">User</label
+              ><input
+                id="username"
+                name="username"
+                type="text"
+                required
+                maxlength="64"
+                placeholder="user name (the key's owner and author of its posts)"
+              />
+            </div>
+            <div class="field">
+              <label for="name">Label</label
+              ><input id="name" name="name" type="text" maxlength="100" placeholder="what the key is for" />
+            </div>
+            <div class="field">
+              <label for="plan">Plan</label
+              ><select id="plan" name="plan">
+                ${PLANS.map((p) => html`<option value="${p}">${p}</option>`)}
+              </select>
+            </div>
+          </div>
+          <div class="field checks">
+            <label>Scopes</label>
+            ${SCOPES.map(
+              (s) =>
+                html`<label title="${SCOPE_HELP[s]}"
+                    ><input type="checkbox" name="scopes" value="${s}" ${s === 'qa:write' ? 'checked' : ''} />
+                    <code>${s}</code> <span class="muted">${SCOPE_HELP[s]}</span></label
+                  ><br />`,
+            )}
+          </div>
+          <div class="field checks">
+            <label
+              ><input type="checkbox" name="create_user" value="1" /> Create the user if it does not
+              exist</label
+            >
+          </div>
+          <button type="submit">Create key</button>
+        </form>
+      </section>
+      <section class="card">
+        <h2>Keys <span class="muted">(${list.length})</span></h2>
+        ${
+          list.length === 0
+            ? html`<p class="muted">No keys yet.</p>`
+            : html`<table>
+                <thead>
+                  <tr>
+                    <th class="num">ID</th>
+                    <th>Key</th>
+                    <th>User</th>
+                    <th>Label</th>
+                    <th>Plan</th>
+                    <th>Scopes</th>
+                    <th>Created</th>
+                    <th>Last used</th>
+                    <th>State</th>
+                    <th></th>
+                  </tr>
+                </thead>
+                <tbody>
+                  ${rows}
+                </tbody>
+              </table>`
+        }
+      </section>`;
+    return sendPage(reply, status, page({ title: 'API keys', active: '/admin/keys', csrf, flash }, body));
+  }
+
+  app.get('/admin/keys', async (request, reply) => render(request, reply, 200));
+
+  app.post('/admin/keys', async (request, reply) => {
+    const body = formBody(request);
+    const username = text(body.username);
+    const plan = text(body.plan) || 'authenticated';
+    const scopes = [...new Set(asList(body.scopes))];
+    const name = text(body.name).slice(0, 100);
+    const fail = (message: string) => render(request, reply, 400, { kind: 'error', text: message });
+    if (!USERNAME.test(username)) return fail('User: 1 to 64 letters, digits, "_", "." or "-".');
+    if (!(PLANS as readonly string[]).includes(plan)) return fail(`Plan must be one of ${PLANS.join(', ')}.`);
+    if (scopes.length === 0 || scopes.some((s) => !(SCOPES as readonly string[]).includes(s)))
+      return fail(`Pick at least one scope from ${SCOPES.join(', ')}.`);
+    if (body.create_user === '1' && !(await users.findByUsername(username))) await users.create({ username });
+    try {
+      const created = await createApiKey(deps.database.db, {
+        username,
+        plan: plan as Plan,
+        scopes: scopes as Scope[],
+        name,
+      });
+      request.log.info({ keyId: created.id, username, plan, scopes }, 'admin created an API key');
+      return render(request, reply, 201, {
+        kind: 'ok',
+        text: html`Key ${created.id} created for <strong>${username}</strong> (${plan}; ${scopes.join(', ')}).
+          Copy it now — it is stored only as a hash and will not be shown again:<code
+            class="secret"
+            id="new-key"
+            >${created.key}</code
+          >`,
+      });
+    } catch (err) {
+      if (err instanceof AppError && err.statusCode === 404)
+        return fail(`No user named "${username}". Tick "Create the user" to create it with the key.`);
+      throw err;
+    }
+  });
+
+  app.post<{ Params: { id: string } }>('/admin/keys/:id/revoke', async (request, reply) => {
+    const id = Number(request.params.id);
+    if (!Number.isSafeInteger(id) || id <= 0)
+      return render(request, reply, 400, { kind: 'error', text: 'Unknown key id.' });
+    const revoked = await keys.revoke(id);
+    if (revoked) request.log.info({ keyId: id }, 'admin revoked an API key');
+    return render(
+      request,
+      reply,
+      revoked ? 200 : 404,
+      revoked
+        ? { kind: 'ok', text: `Key ${id} revoked: requests with it now get 401.` }
+        : { kind: 'error', text: `Key ${id} is unknown or already revoked.` },
+    );
+  });
+}

@@ -1,0 +1,29 @@
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { FastifyAdapter } from '@bull-board/fastify';
+import type { FastifyInstance } from 'fastify';
+import { QUEUE_NAMES } from '../../shared/config.js';
+import type { AdminDeps } from './deps.js';
+
+export const QUEUES_PATH = '/admin/queues';
+
+/**
+ * bull-board over every queue of the catalog, mounted inside the admin panel's authenticated scope, so its
+ * page and its JSON API need the same session as the rest of the panel. Its actions (retry, clean, pause)
+ * are PUT/POST with JSON bodies: the Strict session cookie and the Origin check keep other sites out.
+ */
+export async function queuesBoard(secured: FastifyInstance, deps: AdminDeps): Promise<void> {
+  const serverAdapter = new FastifyAdapter();
+  serverAdapter.setBasePath(QUEUES_PATH);
+  createBullBoard({
+    // The producers' Queue objects: bull-board reads and acts through the service's own Redis connection.
+    queues: QUEUE_NAMES.map((name) => new BullMQAdapter(deps.queues.queue(name))),
+    serverAdapter,
+    options: {
+      uiConfig: { boardTitle: 'Agora queues', miscLinks: [{ text: 'Back to admin', url: '/admin' }] },
+    },
+  });
+  await secured.register(serverAdapter.registerPlugin() as Parameters<FastifyInstance['register']>[0], {
+    prefix: QUEUES_PATH,
+  });
+}

@@ -1,0 +1,207 @@
+import { promises as dns } from 'node:dns';
+import net from 'node:net';
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { allowedAddresses } from '../../shared/verification/host-guard.js';
+import { requireScope } from '../http/auth.js';
+import type { VerifyDeps } from './deps.js';
+
+/**
+ * GET /verify/self-check?host=… — can this deployment verify mail at all? Most "everything is unknown" reports
+ * come from outbound port 25 being blocked (cloud providers do it by default). The check resolves the host,
+ * opens TCP to host:VERIFY_SMTP_PORT (the private-address guard applies, as for any MX, unless
+ * VERIFY_ALLOW_PRIVATE_MX), waits for the SMTP greeting, says QUIT, and checks that VERIFY_HELO_NAME resolves.
+ * Needs an X-API-Key with the verify (or admin) scope. See docs/operations.md "Port 25 runbook".
+ */
+
+export const DEFAULT_SELF_CHECK_HOST = 'gmail-smtp-in.l.google.com';
+// Hard ceiling for one check, whatever VERIFY_SMTP_TIMEOUT_MS says: an operator is waiting at a terminal.
+const MAX_STEP_MS = 10_000;
+const HOST =
+  /^(?=.{1,253}$)([A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?)(\.[A-Za-z0-9_]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?)*\.?$/;
+
+type Outcome = 'ok' | 'blocked' | 'refused' | 'rejected' | 'no_greeting' | 'private_address' | 'dns_failed';
+
+const ADVICE: Record<Outcome, string> = {
+  ok: 'Outbound SMTP works: the host answered with a 220 greeting.',
+  blocked:
+    'The TCP connection timed out: outbound port 25 is most likely blocked by the hosting provider or a firewall. ' +
+    'Ask the provider to lift the block, or run the verify workers where port 25 is open (docs/operations.md).',
+  refused:
+    'The connection was refused: nothing listens on that port there, or a firewall rejects it actively.',
+  rejected:
+    'The server greeted with a refusal: this IP address is probably on a block list of that provider.',
+  no_greeting: 'The connection opened but no SMTP greeting came: a proxy or tarpit sits in the way.',
+  private_address:
+    'The host resolves only to loopback, private or reserved addresses, which the prober refuses unless ' +
+    'VERIFY_ALLOW_PRIVATE_MX=true.',
+  dns_failed: 'The host name did not resolve: check VERIFY_DNS_SERVERS and the name.',
+};
+
+const Query = Type.Object(
+  {
+    host: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 253,
+        description: `Mail host to try (default ${DEFAULT_SELF_CHECK_HOST})`,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const SelfCheck = Type.Object({
+  success: Type.Literal(true),
+  data: Type.Object({
+    host: Type.String(),
+    port: Type.Integer(),
+    outbound_smtp: Type.String({ description: Object.keys(ADVICE).join(' | ') }),
+    advice: Type.String(),
+    addresses: Type.Array(Type.String()),
+    address_used: Type.Union([Type.String(), Type.Null()]),
+    connected: Type.Boolean(),
+    greeting: Type.Union([Type.String(), Type.Null()]),
+    error: Type.Union([Type.String(), Type.Null()]),
+    elapsed_ms: Type.Integer(),
+    helo: Type.Object({
+      name: Type.String(),
+      resolves: Type.Boolean(),
+      addresses: Type.Array(Type.String()),
+      error: Type.Union([Type.String(), Type.Null()]),
+    }),
+  }),
+});
+
+const ErrorBody = Type.Object({ error: Type.Literal(true), message: Type.String(), code: Type.Integer() });
+
+export const selfCheckRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async (app, { deps }) => {
+  const { verify } = deps.config;
+  const stepMs = Math.min(verify.smtpTimeoutMs, MAX_STEP_MS);
+  const resolver = new dns.Resolver({ timeout: Math.min(verify.dnsTimeoutMs, MAX_STEP_MS), tries: 2 });
+  if (verify.dnsServers.length > 0) resolver.setServers(verify.dnsServers);
+
+  const resolveAll = async (name: string): Promise<{ addresses: string[]; error: string | null }> => {
+    if (net.isIP(name)) return { addresses: [name], error: null };
+    const [v4, v6] = await Promise.allSettled([resolver.resolve4(name), resolver.resolve6(name)]);
+    const addresses = [v4, v6].flatMap((r) => (r.status === 'fulfilled' ? r.value : []));
+    const failure = [v4, v6].find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    return {
+      addresses,
+      error:
+        addresses.length > 0 ? null : String((failure?.reason as NodeJS.ErrnoException)?.code ?? 'ENODATA'),
+    };
+  };
+
+  app.get(
+    '/verify/self-check',
+    {
+      schema: {
+        tags: ['operations'],
+        summary: 'Check that outbound SMTP (port 25) and the HELO name work from this deployment',
+        querystring: Query,
+        response: { 200: SelfCheck, '4xx': ErrorBody, '5xx': ErrorBody },
+      },
+      onRequest: requireScope('verify'),
+    },
+    async (request, reply) => {
+      const host = (request.query.host ?? DEFAULT_SELF_CHECK_HOST).trim().replace(/\.$/, '');
+      if (!net.isIP(host) && !HOST.test(host)) {
+        return reply
+          .status(400)
+          .send({ error: true as const, message: 'host must be a host name or an IP address', code: 400 });
+      }
+      const started = Date.now();
+      const [target, helo] = await Promise.all([resolveAll(host), resolveAll(verify.heloName)]);
+      const usable = allowedAddresses(target.addresses, verify.allowPrivateMx);
+      let outcome: Outcome;
+      let probe: Probe = { connected: false, greeting: null, error: null, address: null };
+      if (target.addresses.length === 0) outcome = 'dns_failed';
+      else if (usable.length === 0) outcome = 'private_address';
+      else {
+        // IPv4 first (more MX hosts listen there); a second address only when the first cannot be reached.
+        const ordered = [...usable.filter(net.isIPv4), ...usable.filter(net.isIPv6)].slice(0, 2);
+        for (const address of ordered) {
+          probe = await greet(address, verify.smtpPort, stepMs);
+          if (probe.connected) break;
+        }
+        outcome = classify(probe);
+      }
+      request.log.info({ host, outcome, error: probe.error }, 'verification self-check');
+      return {
+        success: true as const,
+        data: {
+          host,
+          port: verify.smtpPort,
+          outbound_smtp: outcome,
+          advice: ADVICE[outcome],
+          addresses: target.addresses,
+          address_used: probe.address,
+          connected: probe.connected,
+          greeting: probe.greeting,
+          error: probe.error ?? target.error,
+          elapsed_ms: Date.now() - started,
+          helo: {
+            name: verify.heloName,
+            resolves: helo.addresses.length > 0,
+            addresses: helo.addresses,
+            error: helo.error,
+          },
+        },
+      };
+    },
+  );
+};
+
+interface Probe {
+  address: string | null;
+  connected: boolean;
+  /** The greeting's text (all lines of a multi-line reply, joined by "\n"). */
+  greeting: string | null;
+  /** timeout | a socket error code (ECONNREFUSED, EHOSTUNREACH, …) | closed */
+  error: string | null;
+}
+
+function classify(probe: Probe): Outcome {
+  if (probe.greeting !== null) return probe.greeting.startsWith('220') ? 'ok' : 'rejected';
+  if (!probe.connected) return probe.error === 'ECONNREFUSED' ? 'refused' : 'blocked';
+  return 'no_greeting';
+}
+
+/** Connects, reads the (possibly multi-line) greeting, says QUIT. Every step is bounded by timeoutMs. */
+function greet(address: string, port: number, timeoutMs: number): Promise<Probe> {
+  return new Promise((resolve) => {
+    const probe: Probe = { address, connected: false, greeting: null, error: null };
+    const socket = net.connect({ host: address, port });
+    let buffer = '';
+    let done = false;
+    const finish = (error: string | null) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      if (error && probe.greeting === null) probe.error = error;
+      socket.removeAllListeners('data');
+      socket.on('error', () => undefined);
+      if (probe.greeting !== null && socket.writable) socket.end('QUIT\r\n');
+      else socket.destroy();
+      resolve(probe);
+    };
+    let timer = setTimeout(() => finish('timeout'), timeoutMs);
+    socket.on('connect', () => {
+      probe.connected = true;
+      clearTimeout(timer);
+      timer = setTimeout(() => finish('timeout'), timeoutMs);
+    });
+    socket.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString('latin1');
+      if (buffer.length > 8192) return finish('protocol');
+      const lines = buffer.split(/\r?\n/);
+      // A reply ends at the line whose fourth character is a space ("220 ", not "220-").
+      const last = lines.findIndex((line) => /^\d{3}(?: |$)/.test(line));
+      if (last === -1) return;
+      probe.greeting = lines.slice(0, last + 1).join('\n');
+      finish(null);
+    });
+    socket.on('error', (err: NodeJS.ErrnoException) => finish(err.code ?? 'error'));
+    socket.on('close', () => finish('closed'));
+  });
+}
