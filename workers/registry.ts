@@ -1,4 +1,5 @@
 import type { QueueName } from '../shared/config.js';
+import { aiProcessor } from './ai/processor.js';
 import { pingProcessor } from './ping/processor.js';
 import { pollsProcessor } from './polls/processor.js';
 import type { ProcessorFactory } from './types.js';
@@ -7,6 +8,7 @@ import { viewsProcessor } from './views/processor.js';
 /** The processor of each queue. A queue without one here cannot be served by a worker yet. */
 export const processors: { [Q in QueueName]?: ProcessorFactory<Q> } = {
   ping: pingProcessor,
+  ai: aiProcessor,
   polls: pollsProcessor,
   views: viewsProcessor,
 };
