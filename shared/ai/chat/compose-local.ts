@@ -21,6 +21,7 @@ export function toSources(ranked: readonly RankedPost[], sourceUrl?: SourceUrl):
     return {
       type: post.answerId === undefined ? 'question' : 'answer',
       id: post.answerId ?? post.questionId,
+      questionId: post.questionId,
       title: post.title,
       ...(url ? { url } : {}),
       score: top > 0 ? Math.round((score / top) * 1000) / 1000 : 0,

@@ -17,6 +17,8 @@ export type Retrieve = (query: string) => Promise<RetrievedPost[]>;
 export interface ChatSource {
   type: 'question' | 'answer';
   id: number;
+  /** The thread the post belongs to (equals `id` for a question), so a client can link an answer. */
+  questionId: number;
   title: string;
   url?: string;
   /** Relevance in [0, 1], relative to the best source of this reply. */
