@@ -18,7 +18,9 @@ import { tagsRoutes } from './routes/tags.js';
 import { usersRoutes } from './routes/users.js';
 import { aiRoutes } from './internal/ai.js';
 import { pollVoteRoute } from './internal/polls.js';
+import { newsletterRoutes } from './internal/newsletter.js';
 import { pollsRoutes } from './routes/polls.js';
+import { writeRoutes } from './routes/writes/index.js';
 
 /** The Q&A service: public reads, writes with keys, internal endpoints. Builds the app; never listens. */
 export async function buildQaApp(deps: QaDeps) {
@@ -43,8 +45,10 @@ export async function buildQaApp(deps: QaDeps) {
       await api.register(tagsRoutes, { deps });
       await api.register(searchRoutes, { deps });
       await api.register(pollVoteRoute, { deps });
+      await api.register(newsletterRoutes, { deps });
       await api.register(aiRoutes, { deps });
       await api.register(pollsRoutes, { deps });
+      await api.register(writeRoutes, { deps });
     },
     { prefix: '/api' },
   );

@@ -1,0 +1,126 @@
+import nodemailer from 'nodemailer';
+import type { Config } from '../config.js';
+import type { Logger } from '../logger.js';
+
+/**
+ * Outgoing mail (newsletter confirmations and digests). With SMTP_URL, a pooled nodemailer SMTP transport;
+ * without it (the embedded default, a laptop with no mail server), nodemailer's JSON transport builds the
+ * message and we log it, links included, so a developer can still follow a confirmation link.
+ */
+
+export interface OutgoingMail {
+  to: string;
+  subject: string;
+  text: string;
+  html: string;
+  headers?: Record<string, string>;
+}
+
+export interface Mailer {
+  kind: 'smtp' | 'log';
+  /** Resolves once the receiving server accepted the message (250 after DATA); rejects with a MailError. */
+  send(mail: OutgoingMail): Promise<{ messageId: string }>;
+  close(): void;
+}
+
+/**
+ * What a failed send means for a retry:
+ * - `transient`: refused with a 4xx, or the connection failed before the message was handed over; safe to retry.
+ * - `rejected`: refused for good (5xx) at RCPT or DATA, i.e. by or for the recipient.
+ * - `config`: refused for good before any recipient was named (MAIL FROM, authentication): our side is wrong.
+ * - `unknown`: the connection was lost after the message body went out; it may have been delivered.
+ */
+export type MailFailure = 'transient' | 'rejected' | 'config' | 'unknown';
+
+export class MailError extends Error {
+  constructor(
+    readonly failure: MailFailure,
+    message: string,
+    readonly responseCode?: number,
+  ) {
+    super(message);
+    this.name = 'MailError';
+  }
+}
+
+interface SmtpErrorFields {
+  code?: string;
+  command?: string;
+  syscall?: string;
+  responseCode?: number;
+  timeoutType?: string;
+  rejectedErrors?: SmtpErrorFields[];
+  message: string;
+}
+
+/**
+ * Sorts a nodemailer error by what a retry may do. Only a reply from the server proves where the message
+ * stands; without one, only a failure to connect at all is known to be harmless. Every other lost connection
+ * (nodemailer's `command` is not reliable on pooled connections) is `unknown`: the caller must assume the
+ * message may have been delivered.
+ */
+export function classifySmtpError(err: SmtpErrorFields): MailError {
+  const rejected = err.rejectedErrors?.[0];
+  const code = err.responseCode ?? rejected?.responseCode;
+  const command = err.command ?? rejected?.command;
+  const text = err.message;
+  if (code !== undefined && code >= 400 && code < 500) return new MailError('transient', text, code);
+  if (code === 503) return new MailError('transient', text, code);
+  if (code !== undefined && code >= 500) {
+    const forRecipient = err.code === 'EENVELOPE' || command === 'RCPT TO' || command === 'DATA';
+    return new MailError(forRecipient ? 'rejected' : 'config', text, code);
+  }
+  const neverConnected =
+    err.timeoutType === 'CONNECT_TIMEOUT' ||
+    err.timeoutType === 'GREETING_TIMEOUT' ||
+    err.syscall === 'connect' ||
+    err.code === 'EDNS';
+  return new MailError(neverConnected ? 'transient' : 'unknown', text);
+}
+
+export function createMailer(
+  config: Pick<Config, 'smtpUrl' | 'mailFrom' | 'smtpTimeoutMs'>,
+  logger: Logger,
+): Mailer {
+  if (!config.smtpUrl) {
+    const transport = nodemailer.createTransport({ jsonTransport: true }, { from: config.mailFrom });
+    return {
+      kind: 'log',
+      async send(mail) {
+        const info = await transport.sendMail(mail);
+        // Only the logger sees this mail: print what a reader needs (the links live in the text part).
+        logger.info(
+          { mail: { to: mail.to, subject: mail.subject, messageId: info.messageId, text: mail.text } },
+          'mail not sent (SMTP_URL unset); logged instead',
+        );
+        return { messageId: info.messageId };
+      },
+      close: () => transport.close(),
+    };
+  }
+  const transport = nodemailer.createTransport(
+    {
+      url: config.smtpUrl,
+      pool: true,
+      maxConnections: 5,
+      maxMessages: 100,
+      connectionTimeout: config.smtpTimeoutMs,
+      greetingTimeout: config.smtpTimeoutMs,
+      socketTimeout: config.smtpTimeoutMs,
+      dnsTimeout: config.smtpTimeoutMs,
+    },
+    { from: config.mailFrom },
+  );
+  return {
+    kind: 'smtp',
+    async send(mail) {
+      try {
+        const info = await transport.sendMail(mail);
+        return { messageId: info.messageId };
+      } catch (err) {
+        throw classifySmtpError(err as SmtpErrorFields);
+      }
+    },
+    close: () => transport.close(),
+  };
+}
