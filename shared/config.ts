@@ -118,6 +118,8 @@ export function loadConfig(env: Env = process.env) {
     appSecret: r.string('APP_SECRET'),
     smtpUrl: r.url('SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: r.string('MAIL_FROM', 'Agora <no-reply@localhost>'),
+    // Connect, greeting and idle-socket timeout of outgoing mail (newsletter, confirmations).
+    smtpTimeoutMs: r.int('SMTP_TIMEOUT_MS', 30_000, 100, 600_000),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 1_048_576, 1024, 104_857_600),
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
     // How long a job's lock lives without renewal: a worker that dies loses its jobs to another after this.

@@ -1,5 +1,6 @@
 import type { QueueName } from '../shared/config.js';
 import { aiProcessor } from './ai/processor.js';
+import { newsletterProcessor } from './newsletter/processor.js';
 import { pingProcessor } from './ping/processor.js';
 import { pollsProcessor } from './polls/processor.js';
 import type { ProcessorFactory } from './types.js';
@@ -9,6 +10,7 @@ import { viewsProcessor } from './views/processor.js';
 export const processors: { [Q in QueueName]?: ProcessorFactory<Q> } = {
   ping: pingProcessor,
   ai: aiProcessor,
+  newsletter: newsletterProcessor,
   polls: pollsProcessor,
   views: viewsProcessor,
 };
