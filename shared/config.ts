@@ -137,6 +137,12 @@ export function loadConfig(env: Env = process.env) {
       premium: { hour: r.int('RATE_LIMIT_PREMIUM_HOURLY', 1000, 1, 1e9), day: r.int('RATE_LIMIT_PREMIUM_DAILY', 50000, 1, 1e9) },
       verify: { hour: r.int('VERIFY_RATE_LIMIT_HOURLY', 1000, 1, 1e9), day: r.int('VERIFY_RATE_LIMIT_DAILY', 10000, 1, 1e9) },
     },
+    qa: {
+      // Stack Exchange's "create tags" privilege; a key with the admin scope may always create tags.
+      newTagMinReputation: r.int('QA_NEW_TAG_MIN_REPUTATION', 1500, 0, 1e9),
+      // The same user may not post the same title twice within this many seconds.
+      duplicateTitleSeconds: r.int('QA_DUPLICATE_TITLE_SECONDS', 60, 0, 86_400),
+    },
     verify: {
       dnsServers: r.list('VERIFY_DNS_SERVERS', (e) => HOST_PORT.test(e), 'host[:port]'),
       dnsTimeoutMs: r.int('VERIFY_DNS_TIMEOUT_MS', 3000, 50, 60_000),
@@ -150,6 +156,8 @@ export function loadConfig(env: Env = process.env) {
       maxRcptPerSession: r.int('VERIFY_MAX_RCPT_PER_SESSION', 20, 1, 100),
       bulkDeadlineMs: r.int('VERIFY_BULK_DEADLINE_MS', 60_000, 100, 600_000),
       workerConcurrency: r.int('VERIFY_WORKER_CONCURRENCY', 16, 1, 1000),
+      // Minimum gap between two connection opens to one MX host, across all workers (0: none).
+      mxPacingMs: r.int('VERIFY_MX_PACING_MS', 100, 0, 60_000),
     },
     ai: {
       providerUrl: r.url('AI_PROVIDER_URL', ['http:', 'https:']),
