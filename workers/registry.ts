@@ -4,6 +4,7 @@ import { newsletterProcessor } from './newsletter/processor.js';
 import { pingProcessor } from './ping/processor.js';
 import { pollsProcessor } from './polls/processor.js';
 import type { ProcessorFactory } from './types.js';
+import { verifyProcessor } from './verify/processor.js';
 import { viewsProcessor } from './views/processor.js';
 
 /** The processor of each queue. A queue without one here cannot be served by a worker yet. */
@@ -13,4 +14,5 @@ export const processors: { [Q in QueueName]?: ProcessorFactory<Q> } = {
   newsletter: newsletterProcessor,
   polls: pollsProcessor,
   views: viewsProcessor,
+  verify: verifyProcessor,
 };

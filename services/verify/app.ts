@@ -6,6 +6,7 @@ import { metricsPlugin } from '../http/metrics.js';
 import { rateLimitPlugin } from '../http/rate-limit.js';
 import { createHttpApp } from '../http/server.js';
 import type { VerifyDeps } from './deps.js';
+import { verifyRoutes } from './routes.js';
 import { selfCheckRoutes } from './self-check.js';
 
 /** The email verification service: POST /verify and POST /bulk-verify with X-API-Key. Never listens. */
@@ -16,6 +17,7 @@ export async function buildVerifyApp(deps: VerifyDeps) {
   // Per-key budgets; routes with config.rateLimitCost count each address of a batch.
   await app.register(rateLimitPlugin, { redis: deps.redis, config: deps.config, service: 'verify' });
   await app.register(healthRoutes, { checks: readinessChecks(deps) });
+  await app.register(verifyRoutes, { deps });
   await app.register(selfCheckRoutes, { deps });
   return app;
 }

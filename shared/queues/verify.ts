@@ -1,11 +1,26 @@
 import { Type } from 'typebox';
 import { defineQueue, retrying } from './define.js';
 
-/** One job probes the addresses of one domain, so they share SMTP sessions. */
+/** Most addresses one bulk request (and so one domain job) carries. */
+export const VERIFY_MAX_BATCH = 100;
+
+/**
+ * One job probes the addresses of one domain, so they share the DNS answer, the catch-all probe and the SMTP
+ * sessions. POST /bulk-verify enqueues one per domain and waits for them all (enqueueAndWait).
+ */
 export const verifyQueue = defineQueue({
   name: 'verify',
   jobs: {
-    'verify-domain': { emails: Type.Array(Type.String({ maxLength: 512 }), { minItems: 1, maxItems: 100 }) },
+    'verify-domain': {
+      emails: Type.Array(Type.String({ maxLength: 512 }), { minItems: 1, maxItems: VERIFY_MAX_BATCH }),
+      // Epoch ms after which nobody waits for the answer any more: a worker skips the job instead of probing.
+      expiresAt: Type.Optional(Type.Integer({ minimum: 0 })),
+    },
   },
-  defaultJobOptions: { ...retrying(2, 1000), removeOnComplete: { age: 600 } },
+  // Payloads and results are email addresses: keep them only as long as a waiting request or a retry needs them.
+  defaultJobOptions: {
+    ...retrying(2, 1000),
+    removeOnComplete: { age: 600, count: 5000 },
+    removeOnFail: { age: 24 * 3600, count: 1000 },
+  },
 });

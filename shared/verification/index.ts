@@ -1,6 +1,18 @@
 // Public surface of the verification engine; everything else is internal to this folder.
-export { createVerifier, groupByDomain, type DomainGroup, type Verifier } from './verifier.js';
+export {
+  createVerifier,
+  groupByDomain,
+  unfinishedResult,
+  type DomainGroup,
+  type Verifier,
+} from './verifier.js';
 export { parseAddress, type ParsedAddress, type SyntaxFailure, type SyntaxErrorCode } from './syntax.js';
 export { isForbiddenAddress } from './host-guard.js';
 export { SCORE_BANDS } from './verdict.js';
-export type { VerificationReason, VerificationResult, VerificationStatus, VerifierLogger, VerifierOptions } from './types.js';
+export type {
+  VerificationReason,
+  VerificationResult,
+  VerificationStatus,
+  VerifierLogger,
+  VerifierOptions,
+} from './types.js';

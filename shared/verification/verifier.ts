@@ -77,17 +77,29 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     return results;
   }
 
-  async function verifyOneDomain(domain: string, items: ParsedAddress[], started: number): Promise<VerificationResult[]> {
+  async function verifyOneDomain(
+    domain: string,
+    items: ParsedAddress[],
+    started: number,
+  ): Promise<VerificationResult[]> {
     const dns = await resolver.lookup(domain);
-    if (dns.kind !== 'mx' && dns.kind !== 'implicit') return items.map((p) => build(p, dns, null, null, started));
+    if (dns.kind !== 'mx' && dns.kind !== 'implicit')
+      return items.map((p) => build(p, dns, null, null, started));
 
-    const targets = [...new Map(items.map((p) => [p.address, { address: p.address, smtputf8: p.smtputf8 }])).values()];
+    const targets = [
+      ...new Map(items.map((p) => [p.address, { address: p.address, smtputf8: p.smtputf8 }])).values(),
+    ];
     const cached = await opts.redis.get(catchAllKey(domain));
     const knownCatchAll = cached === null ? null : cached === '1';
-    const report = await probeDomain(dns.hosts, targets, knownCatchAll === null ? randomAddress(domain) : null, {
-      ...opts,
-      semaphore,
-    });
+    const report = await probeDomain(
+      dns.hosts,
+      targets,
+      knownCatchAll === null ? randomAddress(domain) : null,
+      {
+        ...opts,
+        semaphore,
+      },
+    );
     let catchAll = knownCatchAll;
     const probeKind = report.catchAllProbe?.kind;
     if (probeKind === 'accepted') catchAll = true;
@@ -96,13 +108,56 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     if (knownCatchAll === null && catchAll !== null) {
       await opts.redis.set(catchAllKey(domain), catchAll ? '1' : '0', 'EX', cacheMaxTtlSec);
     }
-    opts.logger?.debug({ domain, addresses: targets.length, sessions: report.sessions, catchAll }, 'domain verified');
+    opts.logger?.debug(
+      { domain, addresses: targets.length, sessions: report.sessions, catchAll },
+      'domain verified',
+    );
     return items.map((p) => build(p, dns, report.outcomes.get(p.address) ?? null, catchAll, started));
   }
 
   return {
     verify: async (email) => (await verifyDomainGroup([email]))[0]!,
     verifyDomainGroup,
+  };
+}
+
+/**
+ * The result of an address the caller stopped waiting for (its group missed the request deadline, or the
+ * worker gave up on it): `unknown` with the given reason. DNS and SMTP facts are not known, so `mx_found`
+ * is false and `mx_record` is ''; the flags come from the address itself. Bad syntax still gives `invalid`.
+ */
+export function unfinishedResult(
+  email: string,
+  reason: 'timeout' | 'temporary_failure',
+  durationMs: number,
+): VerificationResult {
+  const started = performance.now() - durationMs;
+  const p = parseAddress(email);
+  if (!p.ok) return badSyntax(p, started);
+  const flags = addressFlags(p.local, p.domain);
+  const outcome: ProbeOutcome = { kind: reason, reply: null, host: '', detail: 'not finished' };
+  const verdict = decide({
+    syntaxValid: true,
+    dns: { kind: 'mx', hosts: [] },
+    outcome,
+    catchAll: null,
+    flags,
+  });
+  return {
+    email: p.email,
+    status: verdict.status,
+    syntax_valid: true,
+    mx_found: false,
+    smtp_valid: false,
+    ...flags,
+    is_catch_all: false,
+    domain: p.domainUnicode,
+    mx_record: '',
+    score: verdict.score,
+    reason: verdict.reason,
+    smtp_code: null,
+    smtp_message: null,
+    duration_ms: Math.round(durationMs),
   };
 }
 

@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildVerifyApp } from '../../services/verify/app.js';
+import { startDnsServer, type DnsServer } from '../support/dns-server.js';
+import { startProcess, type RunningProcess } from '../support/processes.js';
+import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
+import { createKeys, worldEnv } from './helpers.js';
+import { startSlowSmtp, type SlowSmtpWorld } from './slow-smtp.js';
+
+// A worker killed in the middle of a bulk request loses nothing: its job's lock expires, another worker process
+// takes the job over (BullMQ stalled-job recovery) and the waiting request still answers in full.
+
+const SLOW = '127.0.5.20';
+const emails = ['ann@slow.test', 'ben@slow.test', 'nobody@slow.test', 'cat@slow.test', 'ann@slow.test'];
+
+describe('a verify worker killed mid-probe', () => {
+  let dns: DnsServer;
+  let smtp: SlowSmtpWorld;
+  let runtime: TestRuntime;
+  let app: Awaited<ReturnType<typeof buildVerifyApp>>;
+  let key: string;
+  const workers: RunningProcess[] = [];
+  let firstRcpt: () => void;
+  const rcptSeen = new Promise<void>((resolve) => (firstRcpt = resolve));
+
+  beforeAll(async () => {
+    // Every reply takes 300 ms, so one session of the five addresses lasts about three seconds: time to kill it.
+    smtp = await startSlowSmtp([SLOW], {
+      delayMs: 300,
+      accepts: (a) => /^(ann|ben|cat)@/.test(a),
+      onRcpt: () => firstRcpt(),
+    });
+    dns = await startDnsServer({
+      'slow.test': { MX: [{ preference: 10, exchange: 'mx.slow.test' }] },
+      'mx.slow.test': { A: [SLOW] },
+    });
+    runtime = await createTestRuntime(
+      worldEnv(dns.endpoint, smtp.port, {
+        WORKER_LOCK_MS: '2000',
+        VERIFY_SMTP_TIMEOUT_MS: '5000',
+        VERIFY_PROBE_TIMEOUT_MS: '20000',
+      }),
+    );
+    app = await buildVerifyApp(runtime);
+    ({ verify: key } = (await createKeys(runtime, { verify: ['verify'] })) as { verify: string });
+  });
+
+  afterAll(async () => {
+    await Promise.all(workers.map((w) => w.stop('SIGKILL')));
+    await app?.close();
+    await runtime?.close();
+    await smtp?.close();
+    await dns?.close();
+  });
+
+  const startWorker = async () => {
+    const worker = startProcess('workers/main.ts', ['--queues', 'verify'], runtime.env);
+    workers.push(worker);
+    await worker.waitFor(/workers started/, 30_000);
+    return worker;
+  };
+
+  it('is replaced by another worker and the request answers with every result', async () => {
+    const first = await startWorker();
+    const answer = app.inject({
+      method: 'POST',
+      url: '/bulk-verify',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      payload: { emails },
+    });
+
+    await rcptSeen;
+    const stats = smtp.stats.get(SLOW)!;
+    expect(stats.connections).toBe(1);
+    first.child.kill('SIGKILL');
+    await first.exited;
+    expect(first.child.signalCode).toBe('SIGKILL');
+
+    await startWorker();
+    const res = await answer;
+    expect(res.statusCode).toBe(200);
+    const body = res.json();
+    expect(body.count).toBe(emails.length);
+    expect(body.data.map((r: { email: string }) => r.email)).toEqual(emails);
+    expect(body.data.map((r: { status: string }) => r.status)).toEqual([
+      'valid',
+      'valid',
+      'invalid',
+      'valid',
+      'valid',
+    ]);
+    expect(body.data[2]).toMatchObject({ reason: 'mailbox_not_found' });
+    // The second worker probed the group again in a session of its own.
+    expect(stats.connections).toBe(2);
+  }, 90_000);
+});
