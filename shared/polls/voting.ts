@@ -50,7 +50,7 @@ export function pollVoting(deps: { database: Database; queues: Queues; logger: L
 
       const [, counts] = await Promise.all([
         requestTally(poll.id, input.requestId),
-        polls.countVotes(poll.id),
+        polls.countVotes(poll.options.map((o) => o.id)),
       ]);
       return pollResults(poll.options, (id) => counts.get(id) ?? 0);
     },

@@ -39,7 +39,9 @@ describe('poll tallies under concurrent voting', () => {
     runtime = await createTestRuntime({ TRUST_PROXY: 'true', RATE_LIMIT_ENABLED: 'false' });
     apps = [await buildQaApp(runtime), await buildQaApp(runtime)];
     for (let i = 0; i < 2; i++)
-      workers.push(startProcess('workers/main.ts', ['--queues', 'polls'], runtime.env));
+      workers.push(
+        startProcess('workers/main.ts', ['--queues', 'polls'], { ...runtime.env, WORKER_METRICS_PORT: '0' }),
+      );
     await Promise.all(workers.map((w) => w.waitFor(/workers started/)));
   }, 60_000);
   afterAll(async () => {

@@ -27,8 +27,9 @@ const run = async <T>(db: Pick<Db, 'execute'>, statement: SQL): Promise<T[]> => 
 
 export function pollsRepository(db: Db) {
   return {
+    /** The poll and its options in one round trip: the vote path reads it on every vote. */
     async find(id: number): Promise<PollRecord | undefined> {
-      const [poll] = await db
+      const rows = await db
         .select({
           id: polls.id,
           title: polls.title,
@@ -38,15 +39,20 @@ export function pollsRepository(db: Db) {
           closedAt: polls.closedAt,
           talliedAt: polls.talliedAt,
           createdAt: polls.createdAt,
+          optionId: pollOptions.id,
+          optionText: pollOptions.text,
+          optionVotes: pollOptions.votes,
         })
         .from(polls)
-        .where(eq(polls.id, id));
-      if (!poll) return undefined;
-      const options = await db
-        .select({ id: pollOptions.id, text: pollOptions.text, votes: pollOptions.votes })
-        .from(pollOptions)
-        .where(eq(pollOptions.pollId, id))
+        .leftJoin(pollOptions, eq(pollOptions.pollId, polls.id))
+        .where(eq(polls.id, id))
         .orderBy(asc(pollOptions.position), asc(pollOptions.id));
+      const [first] = rows;
+      if (!first) return undefined;
+      const { optionId: _id, optionText: _text, optionVotes: _votes, ...poll } = first;
+      const options = rows.flatMap((r) =>
+        r.optionId === null ? [] : [{ id: r.optionId, text: r.optionText!, votes: r.optionVotes! }],
+      );
       return { ...poll, options };
     },
 
@@ -131,11 +137,19 @@ export function pollsRepository(db: Db) {
       return row?.optionId ?? null;
     },
 
-    /** Counts straight from the votes: exact at this instant, including a vote committed a moment ago. */
-    async countVotes(pollId: number): Promise<Map<number, number>> {
+    /**
+     * Counts straight from the votes: exact at this instant, including a vote committed a moment ago. By option
+     * id, so PostgreSQL can answer from the poll_votes_option_idx index alone.
+     */
+    async countVotes(optionIds: readonly number[]): Promise<Map<number, number>> {
+      if (optionIds.length === 0) return new Map();
+      const ids = sql.join(
+        optionIds.map((id) => sql`${id}`),
+        sql`, `,
+      );
       const rows = await run<{ option_id: number; n: number }>(
         db,
-        sql`SELECT option_id, count(*)::int AS n FROM poll_votes WHERE poll_id = ${pollId} GROUP BY option_id`,
+        sql`SELECT option_id, count(*)::int AS n FROM poll_votes WHERE option_id IN (${ids}) GROUP BY option_id`,
       );
       return new Map(rows.map((r) => [Number(r.option_id), Number(r.n)]));
     },
