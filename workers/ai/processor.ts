@@ -51,12 +51,11 @@ export const aiProcessor: ProcessorFactory<'ai'> = async (deps) => {
   const tagIndex = trackTagIndex(engine, tagIndexStore(deps.redis, deps.config.queuePrefix), log);
   if (!(await tagIndex.refresh())) {
     // Nothing published yet (a new deployment, or Redis lost it): build one now instead of waiting for the schedule.
-    await deps.queues.enqueue(
-      'ai',
-      'rebuild-tag-index',
-      {},
-      { deduplication: { id: 'ai-rebuild-tag-index-missing' } },
-    );
+    await deps.queues
+      .enqueue('ai', 'rebuild-tag-index', {}, { deduplication: { id: 'ai-rebuild-tag-index-missing' } })
+      .catch((err: unknown) =>
+        log.warn({ err }, 'could not enqueue a tag index rebuild; the schedule will build one'),
+      );
   }
   log.info({ provider: provider ? provider.baseURL : null, tagIndex: tagIndex.version }, 'ai engine loaded');
 

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import { loadTagIndex, serializeTagIndex, type TagIndex } from '../../shared/ai/index.js';
@@ -6,6 +7,14 @@ import type { Redis } from '../../shared/redis.js';
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
+
+/** How long a call waits for the (fail-fast, no offline queue) producer connection to come up, e.g. at boot. */
+const CONNECT_WAIT_MS = 10_000;
+
+async function whenReady(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') return;
+  await once(redis, 'ready', { signal: AbortSignal.timeout(CONNECT_WAIT_MS) });
+}
 
 export interface StoredTagIndex {
   index: TagIndex;
@@ -26,13 +35,18 @@ export function tagIndexStore(redis: Redis, prefix: string) {
     async publish(index: TagIndex): Promise<{ version: string; bytes: number }> {
       const data = await gzipAsync(Buffer.from(serializeTagIndex(index)));
       const version = `${Date.now()}-${randomBytes(4).toString('hex')}`;
+      await whenReady(redis);
       await redis.hset(key, { version, data });
       return { version, bytes: data.length };
     },
 
-    version: (): Promise<string | null> => redis.hget(key, 'version'),
+    async version(): Promise<string | null> {
+      await whenReady(redis);
+      return redis.hget(key, 'version');
+    },
 
     async load(): Promise<StoredTagIndex | null> {
+      await whenReady(redis);
       const [version, data] = await redis.hmgetBuffer(key, 'version', 'data');
       if (!version || !data) return null;
       const json = (await gunzipAsync(data)).toString('utf8');
