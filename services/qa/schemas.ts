@@ -44,6 +44,9 @@ export const OneOf = <const T extends readonly string[]>(
   description?: string,
 ) => Type.Enum([...values] as T[number][], { default: fallback, description });
 
+/** Text parameters: PostgreSQL text cannot hold NUL, so a NUL byte is a 400 here rather than a failed query. */
+export const NO_NUL = '^[^\\u0000]*$';
+
 // ---- resources -----------------------------------------------------------------------------------------------
 
 const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC' });

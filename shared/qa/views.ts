@@ -48,6 +48,7 @@ export interface FlushResult {
 // Recorded batch ids are only needed while their Redis key may still exist; a day is far beyond any retry.
 const KEEP_BATCH_IDS = sql`interval '1 day'`;
 const MAX_INT4 = 2_147_483_647;
+const LOCK_TIMEOUT = '5s';
 
 export function viewFlusher(deps: { db: Db; redis: Redis; prefix: string }) {
   const keys = viewKeys(deps.prefix);
@@ -69,6 +70,8 @@ export function viewFlusher(deps: { db: Db; redis: Redis; prefix: string }) {
     const ids = `{${counts.map(([id]) => id).join(',')}}`;
     const ns = `{${counts.map(([, n]) => Math.min(n, MAX_INT4)).join(',')}}`;
     return deps.db.transaction(async (tx) => {
+      // A lock held elsewhere fails this attempt instead of stalling the worker; the batch stays for the retry.
+      await tx.execute(sql`SELECT set_config('lock_timeout', ${LOCK_TIMEOUT}, true)`);
       const recorded = await rows<{ id: string }>(
         tx,
         sql`INSERT INTO view_batches (id) VALUES (${batchId}) ON CONFLICT DO NOTHING RETURNING id`,
@@ -77,7 +80,8 @@ export function viewFlusher(deps: { db: Db; redis: Redis; prefix: string }) {
       if (counts.length > 0) {
         // Rows are locked in id order first so that two flushers never deadlock on the same questions.
         await tx.execute(sql`SELECT id FROM questions WHERE id = ANY(${ids}::int[]) ORDER BY id FOR UPDATE`);
-        await tx.execute(sql`UPDATE questions q SET views = q.views + v.n
+        // Saturating at the int4 maximum: an overflow must not turn a batch into one that fails forever.
+        await tx.execute(sql`UPDATE questions q SET views = least(q.views::bigint + v.n, ${MAX_INT4})::int
                              FROM unnest(${ids}::int[], ${ns}::int[]) AS v(id, n) WHERE q.id = v.id`);
       }
       await tx.execute(sql`DELETE FROM view_batches WHERE applied_at < now() - ${KEEP_BATCH_IDS}`);
@@ -96,17 +100,26 @@ export function viewFlusher(deps: { db: Db; redis: Redis; prefix: string }) {
     /** Batches claimed but not yet released (left by a crash, or the one being flushed). */
     pendingBatches: () => deps.redis.smembers(keys.batches),
 
-    /** Claims the pending views and applies every unreleased batch, the leftovers of crashed flushes included. */
+    /**
+     * Claims the pending views and applies every unreleased batch, the leftovers of crashed flushes included. A batch
+     * that fails stays in Redis and does not hold back the others; the flush then throws so the job is retried.
+     */
     async flush(): Promise<FlushResult> {
       await claim();
       const result: FlushResult = { batches: 0, applied: 0, views: 0 };
+      const failures: unknown[] = [];
       for (const id of await deps.redis.smembers(keys.batches)) {
-        const { applied, views } = await apply(id);
-        await release(id);
-        result.batches++;
-        if (applied) result.applied++;
-        result.views += views;
+        try {
+          const { applied, views } = await apply(id);
+          await release(id);
+          result.batches++;
+          if (applied) result.applied++;
+          result.views += views;
+        } catch (err) {
+          failures.push(err);
+        }
       }
+      if (failures.length > 0) throw failures[0];
       return result;
     },
   };

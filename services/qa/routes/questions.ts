@@ -9,6 +9,7 @@ import {
   Answer,
   ErrorResponse,
   Limit,
+  NO_NUL,
   OneOf,
   Page,
   Pagination,
@@ -21,7 +22,7 @@ const MAX_INT4 = 2_147_483_647;
 
 // An id (digits) or a slug; longer keys cannot name a question, and the router caps parameters at 500 characters.
 const QuestionKey = Type.Object({
-  id: Type.String({ minLength: 1, maxLength: 500, description: 'Question id or slug' }),
+  id: Type.String({ minLength: 1, maxLength: 500, pattern: NO_NUL, description: 'Question id or slug' }),
 });
 
 const INCLUDE = /^(answers|comments)(,(answers|comments))*$/;
@@ -45,7 +46,9 @@ export const questionsRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = asyn
           page: Page,
           limit: Limit,
           sort: OneOf(QUESTION_SORTS, 'newest', 'unanswered: questions without answers, newest first'),
-          tag: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Tag slug' })),
+          tag: Type.Optional(
+            Type.String({ minLength: 1, maxLength: 100, pattern: NO_NUL, description: 'Tag slug' }),
+          ),
           category: Type.Optional(
             Type.Integer({ minimum: 1, maximum: MAX_INT4, description: 'Category id' }),
           ),

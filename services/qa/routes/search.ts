@@ -22,7 +22,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (
           q: Type.String({
             minLength: 1,
             maxLength: MAX_QUERY_LENGTH,
-            pattern: '\\S',
+            pattern: '^[^\\u0000]*[^\\s\\u0000][^\\u0000]*$',
             description: 'Search text',
           }),
           type: OneOf(SEARCH_TYPES, 'all'),

@@ -48,10 +48,13 @@ type Unscored = Omit<QuestionHit, 'score'> | Omit<AnswerHit, 'score'> | Omit<Use
 
 /**
  * Scores are comparable across kinds, so `type=all` merges by score: documents use ts_rank_cd normalised into
- * [0, 1) (flag 32: rank / (rank + 1)); users use their best trigram word similarity halved, so that an exact
+ * [0, 1) (flag 32: rank / (rank + 1)), answers weighted like a question body; users use their best trigram word similarity halved, so that an exact
  * username (0.5) ranks with a question that has the words once in its title, not above everything.
  */
 const USER_WEIGHT = 0.5;
+// Answer vectors carry no weights (D); ranking D like a question body (C) makes an answer and a question body that
+// say the same thing score the same. Order: {D, C, B, A}; the others are PostgreSQL's defaults.
+const ANSWER_WEIGHTS = '{0.2, 0.2, 0.4, 1.0}';
 // Headlines are computed on a bounded prefix of the plain text: ts_headline parses all the text it is given.
 const EXCERPT_CHARS = 2000;
 const HEADLINE_OPTIONS =
@@ -67,7 +70,7 @@ function branches(type: SearchType, q: string): SQL[] {
                    FROM questions q, query WHERE q.search_vector @@ query.tsq`);
   }
   if (wanted('answers')) {
-    parts.push(sql`SELECT 'answer'::text AS type, a.id, ts_rank_cd(a.search_vector, query.tsq, 32)::float8 AS score
+    parts.push(sql`SELECT 'answer'::text AS type, a.id, ts_rank_cd(${ANSWER_WEIGHTS}::float4[], a.search_vector, query.tsq, 32)::float8 AS score
                    FROM answers a, query WHERE a.search_vector @@ query.tsq`);
   }
   if (wanted('users')) {
