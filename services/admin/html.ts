@@ -67,7 +67,7 @@ th,td{text-align:left;padding:7px 8px;border-bottom:1px solid var(--line);vertic
 th{font-size:13px;color:var(--muted);font-weight:600}
 td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 code{font:13px ui-monospace,SFMono-Regular,Menlo,monospace;background:#eef1f5;padding:1px 5px;border-radius:4px}
-label{display:block;font-weight:600;margin:0 0 4px}
+label,.label{display:block;font-weight:600;margin:0 0 4px}
 .field{margin-bottom:12px}
 .row{display:flex;gap:14px;flex-wrap:wrap;align-items:flex-end}
 .row .field{flex:1;min-width:160px}

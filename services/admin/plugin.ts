@@ -55,6 +55,11 @@ export const adminPlugin: FastifyPluginAsync<{ deps: AdminDeps }> = async (app, 
 
   await app.register(cookie);
   app.decorateRequest('adminSession', null);
+  // Helmet's "no-referrer" makes browsers send `Origin: null` with form posts and fetch() PUTs; the panel's
+  // same-origin check needs the real origin, which "same-origin" still keeps from every other site.
+  app.addHook('onSend', async (_request, reply) => {
+    reply.header('referrer-policy', 'same-origin');
+  });
 
   const loginPage = (request: FastifyRequest, reply: FastifyReply, status: number, error?: string) =>
     sendPage(

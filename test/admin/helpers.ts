@@ -28,6 +28,13 @@ export const csrfOf = (html: string): string => {
   return match[1]!;
 };
 
+/** The one-time id of the key creation form (a resubmitted form must not mint a second key). */
+export const onceOf = (html: string): string => {
+  const match = /name="_once"\s+value="([^"]+)"/.exec(html);
+  if (!match) throw new Error('no _once field');
+  return match[1]!;
+};
+
 export const form = (fields: Record<string, string | string[]>): string => {
   const params = new URLSearchParams();
   for (const [k, v] of Object.entries(fields)) for (const item of [v].flat()) params.append(k, item);

@@ -3,7 +3,7 @@ import { buildQaApp } from '../../services/qa/app.js';
 import { settingsRepository } from '../../shared/db/repositories/settings.js';
 import { subscribers } from '../../shared/db/schema/index.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
-import { ADMIN_TOKEN, csrfOf, form, FORM, Jar, signIn } from './helpers.js';
+import { ADMIN_TOKEN, csrfOf, form, FORM, Jar, onceOf, signIn } from './helpers.js';
 
 type App = Awaited<ReturnType<typeof buildQaApp>>;
 
@@ -200,70 +200,72 @@ describe('admin panel', () => {
   describe('API keys', () => {
     it('creates a key shown once, which then authenticates API requests until it is revoked', async () => {
       const { jar, csrf } = await signIn(app);
-      const created = await app.inject({
-        method: 'POST',
-        url: '/admin/keys',
-        headers: { ...FORM, ...jar.header },
-        payload: form({
-          _csrf: csrf,
-          username: 'panel-user',
-          create_user: '1',
-          plan: 'premium',
-          scopes: ['qa:write', 'verify'],
-          name: 'ci',
-        }),
-      });
-      expect(created.statusCode).toBe(201);
-      const key = /id="new-key"[^>]*>\s*([^<\s]+)/.exec(created.body)?.[1];
-      expect(key).toMatch(/^agora_[a-z0-9]{12}_[A-Za-z0-9_-]{43}$/);
-
-      const used = await app.inject({
-        method: 'GET',
-        url: '/api/categories',
-        headers: { authorization: `Bearer ${key}` },
-      });
-      expect(used.statusCode).toBe(200);
-
-      const list = await app.inject({ method: 'GET', url: '/admin/keys', headers: jar.header });
-      expect(list.body).not.toContain(key!);
-      expect(list.body).toContain(`agora_${key!.split('_')[1]}_…`);
-      expect(list.body).toMatch(/panel-user[\s\S]*premium[\s\S]*qa:write[\s\S]*verify/);
-
-      const id = /action="\/admin\/keys\/(\d+)\/revoke"/.exec(list.body)?.[1];
-      const revoked = await app.inject({
-        method: 'POST',
-        url: `/admin/keys/${id}/revoke`,
-        headers: { ...FORM, ...jar.header },
-        payload: form({ _csrf: csrf }),
-      });
-      expect(revoked.statusCode).toBe(200);
-      expect(revoked.body).toContain(`Key ${id} revoked`);
-      const refused = await app.inject({
-        method: 'GET',
-        url: '/api/categories',
-        headers: { authorization: `Bearer ${key}` },
-      });
-      expect(refused.statusCode).toBe(401);
-      expect(refused.json()).toMatchObject({ error: true, code: 401 });
-
-      const again = await app.inject({
-        method: 'POST',
-        url: `/admin/keys/${id}/revoke`,
-        headers: { ...FORM, ...jar.header },
-        payload: form({ _csrf: csrf }),
-      });
-      expect(again.statusCode).toBe(404);
-    });
-
-    it('rejects bad input with a 400 page and escapes what it shows', async () => {
-      const { jar, csrf } = await signIn(app);
-      const post = (fields: Record<string, string | string[]>) =>
+      const keysPage = await app.inject({ method: 'GET', url: '/admin/keys', headers: jar.header });
+      const fields = {
+        _csrf: csrf,
+        _once: onceOf(keysPage.body),
+        username: 'panel-user',
+        create_user: '1',
+        plan: 'premium',
+        scopes: ['qa:write', 'verify'],
+        name: 'ci',
+      };
+      const create = () =>
         app.inject({
           method: 'POST',
           url: '/admin/keys',
           headers: { ...FORM, ...jar.header },
-          payload: form({ _csrf: csrf, ...fields }),
+          payload: form(fields),
         });
+      const created = await create();
+      expect(created.statusCode).toBe(201);
+      const key = /id="new-key"[^>]*>\s*([^<\s]+)/.exec(created.body)?.[1] ?? '';
+      expect(key).toMatch(/^agora_[a-z0-9]{12}_[A-Za-z0-9_-]{43}$/);
+
+      // The same form again (a reload of the result page): no second key, and the first is not shown again.
+      const resubmitted = await create();
+      expect(resubmitted.statusCode).toBe(409);
+      expect(resubmitted.body).not.toContain('new-key');
+      expect(resubmitted.body.match(/action="\/admin\/keys\/\d+\/revoke"/g)).toHaveLength(1);
+
+      const bearer = { authorization: `Bearer ${key}` };
+      expect((await app.inject({ method: 'GET', url: '/api/categories', headers: bearer })).statusCode).toBe(
+        200,
+      );
+
+      const list = await app.inject({ method: 'GET', url: '/admin/keys', headers: jar.header });
+      expect(list.body).not.toContain(key);
+      expect(list.body).toContain(`agora_${key.split('_')[1]}_…`);
+      expect(list.body).toMatch(/panel-user[\s\S]*premium[\s\S]*qa:write[\s\S]*verify/);
+
+      const id = /action="\/admin\/keys\/(\d+)\/revoke"/.exec(list.body)?.[1];
+      const revoke = () =>
+        app.inject({
+          method: 'POST',
+          url: `/admin/keys/${id}/revoke`,
+          headers: { ...FORM, ...jar.header },
+          payload: form({ _csrf: csrf }),
+        });
+      const revoked = await revoke();
+      expect(revoked.statusCode).toBe(200);
+      expect(revoked.body).toContain(`Key ${id} revoked`);
+      const refused = await app.inject({ method: 'GET', url: '/api/categories', headers: bearer });
+      expect(refused.statusCode).toBe(401);
+      expect(refused.json()).toMatchObject({ error: true, code: 401 });
+      expect((await revoke()).statusCode).toBe(404);
+    });
+
+    it('rejects bad input with a 400 page and escapes what it shows', async () => {
+      const { jar, csrf } = await signIn(app);
+      const post = async (fields: Record<string, string | string[]>) => {
+        const keysPage = await app.inject({ method: 'GET', url: '/admin/keys', headers: jar.header });
+        return app.inject({
+          method: 'POST',
+          url: '/admin/keys',
+          headers: { ...FORM, ...jar.header },
+          payload: form({ _csrf: csrf, _once: onceOf(keysPage.body), ...fields }),
+        });
+      };
       expect((await post({ username: '<script>', scopes: 'qa:write' })).statusCode).toBe(400);
       expect((await post({ username: 'panel-user', plan: 'gold', scopes: 'qa:write' })).statusCode).toBe(400);
       expect((await post({ username: 'panel-user', scopes: 'root' })).statusCode).toBe(400);

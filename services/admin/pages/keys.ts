@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { createApiKey } from '../../../shared/access/admin.js';
 import { PLANS, SCOPES, type Plan, type Scope } from '../../../shared/access/keys.js';
@@ -25,6 +26,12 @@ const text = (value: unknown): string => (typeof value === 'string' ? value.trim
 export async function keysPages(app: FastifyInstance, { deps, sessions }: AdminContext): Promise<void> {
   const keys = apiKeysRepository(deps.database.db);
   const users = usersRepository(deps.database.db);
+  // A reloaded or double-clicked "create" must not mint a second key: each rendered form carries a one-time id.
+  const onceKey = (id: string) => `${deps.config.queuePrefix}admin-form:${id}`;
+  const firstSubmission = async (id: unknown): Promise<boolean> =>
+    typeof id === 'string' &&
+    /^[A-Za-z0-9_-]{16,64}$/.test(id) &&
+    (await deps.redis.set(onceKey(id), '1', 'EX', 86_400, 'NX')) === 'OK';
 
   async function render(
     request: FastifyRequest,
@@ -64,7 +71,11 @@ export async function keysPages(app: FastifyInstance, { deps, sessions }: AdminC
     const body = html` <section class="card">
         <h2>Create a key</h2>
         <form method="post" action="/admin/keys">
-          ${csrfField(csrf)}
+          ${csrfField(csrf)}<input
+            type="hidden"
+            name="_once"
+            value="${randomBytes(16).toString('base64url')}"
+          />
           <div class="row">
             <div class="field">
               <label for="username">User</label
@@ -89,7 +100,7 @@ export async function keysPages(app: FastifyInstance, { deps, sessions }: AdminC
             </div>
           </div>
           <div class="field checks">
-            <label>Scopes</label>
+            <span class="label">Scopes</span>
             ${SCOPES.map(
               (s) =>
                 html`<label title="${SCOPE_HELP[s]}"
@@ -145,6 +156,12 @@ export async function keysPages(app: FastifyInstance, { deps, sessions }: AdminC
     const scopes = [...new Set(asList(body.scopes))];
     const name = text(body.name).slice(0, 100);
     const fail = (message: string) => render(request, reply, 400, { kind: 'error', text: message });
+    if (!(await firstSubmission(body._once))) {
+      return render(request, reply, 409, {
+        kind: 'error',
+        text: 'This form was already submitted (a reload?): no new key was created. The key it made was shown once.',
+      });
+    }
     if (!USERNAME.test(username)) return fail('User: 1 to 64 letters, digits, "_", "." or "-".');
     if (!(PLANS as readonly string[]).includes(plan)) return fail(`Plan must be one of ${PLANS.join(', ')}.`);
     if (scopes.length === 0 || scopes.some((s) => !(SCOPES as readonly string[]).includes(s)))
