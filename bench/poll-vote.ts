@@ -147,6 +147,14 @@ async function main(): Promise<void> {
   const optionIds = created.options.map((o) => o.id);
   log(`poll ${created.id}, ${OPTIONS} options; ${CONNECTIONS} connections for ${DURATION_S} s`);
 
+  // The same server's ceiling on this machine, for scale: a route that touches neither PostgreSQL nor Redis.
+  const baseline = await autocannon({
+    url: `${base}/health`,
+    connections: CONNECTIONS,
+    duration: Math.min(DURATION_S, 5),
+    timeout: 10,
+  });
+
   let sent = 0;
   const result = await autocannon({
     url: `${base}/api/poll-vote.php`,
@@ -201,6 +209,7 @@ async function main(): Promise<void> {
     timeouts: result.timeouts,
     latencyMs: { p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
     votesInTable: votes,
+    healthBaselinePerSecond: Math.round(baseline.requests.average),
     settledAfterLastVoteMs: settledMs,
   };
   process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
