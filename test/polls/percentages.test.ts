@@ -29,7 +29,7 @@ describe('percentages (largest remainder, one decimal)', () => {
       const votes = Array.from({ length: 2 + Math.floor(random() * 19) }, () =>
         Math.floor(random() * (run % 2 ? 10 : 100_000)),
       );
-      if (votes.every((v) => v === 0)) votes[0] = 1;
+      if (!votes.some((v) => v > 0)) votes[0] = 1;
       const result = percentages(votes);
       expect(tenths(result)).toBe(1000);
       for (const p of result) expect(Math.round(p * 10)).toBeCloseTo(p * 10, 9);
