@@ -140,6 +140,20 @@ describe('polls: create, read, close', () => {
     expect(vote.statusCode).toBe(403);
   });
 
+  it('documents the poll routes in the OpenAPI document', async () => {
+    const res = await app.inject('/api/openapi.json');
+    expect(res.statusCode).toBe(200);
+    const paths = Object.keys(res.json().paths);
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        '/api/poll-vote.php',
+        '/api/polls',
+        '/api/polls/{id}',
+        '/api/polls/{id}/close',
+      ]),
+    );
+  });
+
   it('creates a poll from the admin CLI, attached to any question', async () => {
     const questionId = await question(runtime, bob.id);
     const { code, stdout, output } = await runProcess(
