@@ -67,7 +67,8 @@ export function classifySmtpError(err: SmtpErrorFields): MailError {
   if (code !== undefined && code >= 400 && code < 500) return new MailError('transient', text, code);
   if (code === 503) return new MailError('transient', text, code);
   if (code !== undefined && code >= 500) {
-    const forRecipient = err.code === 'EENVELOPE' || command === 'RCPT TO' || command === 'DATA';
+    const forRecipient =
+      command === 'RCPT TO' || command === 'DATA' || (command === undefined && err.code === 'EENVELOPE');
     return new MailError(forRecipient ? 'rejected' : 'config', text, code);
   }
   const neverConnected =

@@ -27,12 +27,15 @@ export interface SmtpCatcher {
   port: number;
   /** Messages the server accepted (answered 250 after DATA). */
   messages: CaughtMail[];
-  /** Messages received in full but never answered because `hold` was on when they arrived. */
+  /** Messages received in full but never answered (see holdAfter). */
   held: CaughtMail[];
   rcpts: string[];
   setRcptPolicy(policy: RcptPolicy): void;
-  /** While on, every message is received but its final reply withheld, as a server that hangs after DATA. */
-  hold(on: boolean): void;
+  /**
+   * From the moment `accepted` messages have been accepted, every further message is received but its final
+   * reply withheld, as a server that hangs after DATA; null ends it.
+   */
+  holdAfter(accepted: number | null): void;
   /** Resolves once `count` messages were accepted (or held, with `held: true`). */
   waitFor(count: number, options?: { held?: boolean; timeoutMs?: number }): Promise<void>;
   /** Resolves with the first accepted message that matches (already received or still to come). */
@@ -50,7 +53,7 @@ export async function startSmtpCatcher(host = '127.0.0.1'): Promise<SmtpCatcher>
   const rcpts: string[] = [];
   const listeners = new Set<() => void>();
   let policy: RcptPolicy = () => 'accept';
-  let holding = false;
+  let holdAfter: number | null = null;
   const notify = () => listeners.forEach((l) => l());
 
   const server = new SMTPServer({
@@ -69,7 +72,7 @@ export async function startSmtpCatcher(host = '127.0.0.1'): Promise<SmtpCatcher>
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
         const mail = parseMail(Buffer.concat(chunks).toString('utf8'), session.envelope);
-        if (holding) {
+        if (holdAfter !== null && messages.length >= holdAfter) {
           held.push(mail);
           notify();
           return; // never answered: the sender sees a server that hangs after the message body
@@ -94,7 +97,7 @@ export async function startSmtpCatcher(host = '127.0.0.1'): Promise<SmtpCatcher>
     held,
     rcpts,
     setRcptPolicy: (p) => void (policy = p),
-    hold: (on) => void (holding = on),
+    holdAfter: (count) => void (holdAfter = count),
     waitFor(count, options = {}) {
       const list = options.held ? held : messages;
       return new Promise((resolve, reject) => {

@@ -1,0 +1,102 @@
+import { describe, expect, it } from 'vitest';
+import { classifySmtpError } from '../../shared/mail/transport.js';
+import { parsePeriod, periodBefore } from '../../shared/newsletter/period.js';
+import { newsletterTokens } from '../../shared/newsletter/tokens.js';
+import { createSigner } from '../../shared/secrets.js';
+
+describe('digest periods', () => {
+  it('covers the last complete UTC day, ISO week and month before the send time', () => {
+    const at = new Date('2024-05-06T07:00:00Z'); // a Monday
+    expect(periodBefore('daily', at)).toMatchObject({
+      key: 'daily-2024-05-05',
+      start: new Date('2024-05-05T00:00:00Z'),
+      end: new Date('2024-05-06T00:00:00Z'),
+    });
+    expect(periodBefore('weekly', at)).toMatchObject({
+      key: 'weekly-2024-04-29',
+      start: new Date('2024-04-29T00:00:00Z'),
+      end: new Date('2024-05-06T00:00:00Z'),
+    });
+    expect(periodBefore('monthly', new Date('2024-03-01T07:00:00Z'))).toMatchObject({
+      key: 'monthly-2024-02',
+      start: new Date('2024-02-01T00:00:00Z'),
+      end: new Date('2024-03-01T00:00:00Z'),
+    });
+    expect(periodBefore('monthly', new Date('2024-01-01T07:00:00Z')).key).toBe('monthly-2023-12');
+    // A weekly job that runs late (Wednesday) still names the previous complete week.
+    expect(periodBefore('weekly', new Date('2024-05-08T23:00:00Z')).key).toBe('weekly-2024-04-29');
+  });
+
+  it('parses the keys it writes and refuses malformed ones', () => {
+    for (const key of ['daily-2024-02-29', 'weekly-2024-04-29', 'monthly-2024-12'])
+      expect(parsePeriod(key)?.key).toBe(key);
+    expect(parsePeriod('weekly-2024-04-30')).toBeNull(); // not a Monday
+    expect(parsePeriod('daily-2023-02-29')).toBeNull();
+    expect(parsePeriod('monthly-2024-13')).toBeNull();
+    expect(parsePeriod('hourly-2024-01-01')).toBeNull();
+  });
+});
+
+describe('newsletter tokens', () => {
+  const tokens = newsletterTokens(createSigner('test-secret'));
+  const other = newsletterTokens(createSigner('another-secret'));
+
+  it('round-trips and is bound to its purpose and secret', () => {
+    const confirm = tokens.confirm({ subscriberId: 7, email: 'a@example.test', frequency: 'daily' });
+    expect(tokens.readConfirm(confirm)).toEqual({
+      ok: true,
+      claim: { subscriberId: 7, email: 'a@example.test', frequency: 'daily' },
+    });
+    expect(tokens.readUnsubscribe(confirm)).toEqual({ ok: false, reason: 'invalid' });
+    expect(other.readConfirm(confirm)).toEqual({ ok: false, reason: 'invalid' });
+    const unsubscribe = tokens.unsubscribe({ subscriberId: 7, email: 'a@example.test' });
+    expect(tokens.readUnsubscribe(unsubscribe)).toEqual({
+      ok: true,
+      claim: { subscriberId: 7, email: 'a@example.test' },
+    });
+    expect(tokens.readConfirm(unsubscribe)).toEqual({ ok: false, reason: 'invalid' });
+  });
+
+  it('refuses an expired or altered token', () => {
+    expect(
+      tokens.readConfirm(
+        tokens.confirm({ subscriberId: 1, email: 'a@example.test', frequency: 'weekly' }, -1),
+      ),
+    ).toEqual({ ok: false, reason: 'expired' });
+    const token = tokens.unsubscribe({ subscriberId: 1, email: 'a@example.test' });
+    const [payload, mac] = token.split('.');
+    const forged = Buffer.from(
+      Buffer.from(payload!, 'base64url').toString().replace('"s":1', '"s":2'),
+    ).toString('base64url');
+    expect(tokens.readUnsubscribe(`${forged}.${mac}`)).toEqual({ ok: false, reason: 'invalid' });
+    expect(tokens.readUnsubscribe('garbage')).toEqual({ ok: false, reason: 'invalid' });
+  });
+});
+
+describe('SMTP failure classes', () => {
+  it('retries 4xx and failures to connect, counts 5xx at RCPT as the recipient’s, and distrusts a lost session', () => {
+    expect(
+      classifySmtpError({ code: 'EENVELOPE', command: 'RCPT TO', responseCode: 450, message: '' }).failure,
+    ).toBe('transient');
+    expect(
+      classifySmtpError({ code: 'EENVELOPE', command: 'RCPT TO', responseCode: 550, message: '' }).failure,
+    ).toBe('rejected');
+    expect(
+      classifySmtpError({ code: 'EMESSAGE', command: 'DATA', responseCode: 554, message: '' }).failure,
+    ).toBe('rejected');
+    expect(
+      classifySmtpError({ code: 'EENVELOPE', command: 'MAIL FROM', responseCode: 553, message: '' }).failure,
+    ).toBe('config');
+    expect(
+      classifySmtpError({ code: 'ESOCKET', command: 'CONN', syscall: 'connect', message: '' }).failure,
+    ).toBe('transient');
+    expect(
+      classifySmtpError({ code: 'ETIMEDOUT', command: 'CONN', timeoutType: 'GREETING_TIMEOUT', message: '' })
+        .failure,
+    ).toBe('transient');
+    expect(
+      classifySmtpError({ code: 'ETIMEDOUT', command: 'CONN', timeoutType: 'SOCKET_TIMEOUT', message: '' })
+        .failure,
+    ).toBe('unknown');
+  });
+});
