@@ -181,6 +181,16 @@ describe('asking and editing questions', () => {
       sql`SELECT count(*)::int AS n FROM question_tags qt JOIN tags t ON t.id = qt.tag_id WHERE t.name = 'hops' AND qt.question_id = ${created.id}`,
     );
     expect(hops!.n).toBe(0);
+
+    const moved = await world.app.inject({
+      method: 'PATCH',
+      url: `/api/questions/${created.id}`,
+      headers: alice.auth,
+      payload: { category: world.categoryId },
+    });
+    expect(moved.statusCode).toBe(200);
+    const listed = await world.app.inject(`/api/questions?category=${world.categoryId}`);
+    expect(listed.json().data.questions.map((q: { id: number }) => q.id)).toContain(created.id);
   });
 
   it("answers 403 for someone else's question, 404 for an unknown one, 400 for an empty or bad edit", async () => {
