@@ -1,0 +1,63 @@
+import { arrayLiteral, type Cell } from './array-literal.js';
+import type { BulkSession } from './session.js';
+
+/** A column of a bulk insert: its name and the PostgreSQL type its values are cast to. */
+export interface Column {
+  name: string;
+  /** `text[]` values are array literals themselves (see arrayLiteral), cast per row. */
+  type: 'int' | 'text' | 'bool' | 'timestamptz' | 'smallint' | 'text[]';
+}
+
+const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/**
+ * Builds `INSERT INTO t (cols) SELECT * FROM unnest($1::type[], …) [suffix]`: one statement per batch, one
+ * parameter per column. `suffix` carries an ON CONFLICT clause when the loader upserts.
+ */
+export function unnestInsert(table: string, columns: readonly Column[], suffix = ''): string {
+  const names = columns.map((c) => ident(c.name)).join(', ');
+  // unnest would flatten a two-dimensional array, so array columns travel as text and are cast per row.
+  const arrays = columns.map((c, i) => `$${i + 1}::${c.type === 'text[]' ? 'text' : c.type}[]`).join(', ');
+  const aliases = columns.map((_, i) => `c${i}`);
+  const values = columns.map((c, i) => (c.type === 'text[]' ? `c${i}::text[]` : `c${i}`)).join(', ');
+  return `INSERT INTO ${ident(table)} (${names}) SELECT ${values} FROM unnest(${arrays}) AS t(${aliases.join(', ')}) ${suffix}`.trim();
+}
+
+/** Collects rows and writes them in batches; call `flush()` at the end. */
+export class BatchInserter {
+  private readonly columns: Cell[][];
+  private readonly text: string;
+  private pending = 0;
+  written = 0;
+
+  constructor(
+    private readonly session: BulkSession,
+    table: string,
+    private readonly schema: readonly Column[],
+    options: { batchSize?: number; suffix?: string } = {},
+  ) {
+    this.batchSize = options.batchSize ?? 5000;
+    this.columns = schema.map(() => []);
+    this.text = unnestInsert(table, schema, options.suffix);
+  }
+
+  private readonly batchSize: number;
+
+  /** Adds one row, values in column order; writes the batch when it is full. */
+  async add(row: readonly Cell[]): Promise<void> {
+    if (row.length !== this.schema.length)
+      throw new Error(`expected ${this.schema.length} values, got ${row.length}`);
+    for (let i = 0; i < row.length; i++) this.columns[i]!.push(row[i]);
+    if (++this.pending >= this.batchSize) await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    if (this.pending === 0) return;
+    const params = this.columns.map((values) => arrayLiteral(values));
+    for (const values of this.columns) values.length = 0;
+    const n = this.pending;
+    this.pending = 0;
+    await this.session.query(this.text, params);
+    this.written += n;
+  }
+}

@@ -1,0 +1,43 @@
+import type { BulkSession } from './session.js';
+
+/** The Q&A content tables that seeding and importing fill, parents first. */
+export const QA_TABLES = [
+  'users',
+  'categories',
+  'tags',
+  'questions',
+  'question_tags',
+  'answers',
+  'comments',
+  'votes',
+] as const;
+const SERIAL_TABLES = ['users', 'categories', 'tags', 'questions', 'answers', 'comments', 'votes'] as const;
+
+/** Row counts of the Q&A tables, for summaries and for the "refuse a non-empty database" rule. */
+export async function countQaRows(session: BulkSession): Promise<Record<(typeof QA_TABLES)[number], number>> {
+  const selects = QA_TABLES.map((t) => `(SELECT count(*) FROM "${t}")::int AS "${t}"`).join(', ');
+  const [row] = await session.query<Record<string, number>>(`SELECT ${selects}`);
+  return row as Record<(typeof QA_TABLES)[number], number>;
+}
+
+/**
+ * Empties the Q&A tables and restarts their ids. CASCADE also empties what references users or questions
+ * (API keys, polls): they would point at rows that no longer exist.
+ */
+export async function truncateQa(session: BulkSession): Promise<void> {
+  await session.query(`TRUNCATE ${QA_TABLES.map((t) => `"${t}"`).join(', ')} RESTART IDENTITY CASCADE`);
+}
+
+/** After rows were written with explicit ids, moves each id sequence past the largest id so API inserts go on. */
+export async function syncSequences(session: BulkSession): Promise<void> {
+  for (const table of SERIAL_TABLES) {
+    await session.query(
+      `SELECT setval(pg_get_serial_sequence('"${table}"', 'id'), GREATEST((SELECT max(id) FROM "${table}"), 0) + 1, false)`,
+    );
+  }
+}
+
+/** Recomputes every maintained counter (migration 0002); required after writing with triggers off. */
+export async function recount(session: BulkSession): Promise<void> {
+  await session.query('SELECT agora_recount()');
+}

@@ -1,0 +1,54 @@
+import type { Database } from '../client.js';
+
+/**
+ * One transaction on one connection, with raw parameterised SQL: what bulk loaders need and what drizzle's
+ * query builder makes slow (a parameter per value). Works on postgres.js and PGlite alike.
+ */
+export interface BulkSession {
+  query<T extends Record<string, unknown> = Record<string, unknown>>(
+    text: string,
+    params?: string[],
+  ): Promise<T[]>;
+}
+
+export interface BulkOptions {
+  /**
+   * Switch triggers (counters, and foreign-key checks, which are triggers too) off for the transaction. The
+   * loader must then write consistent rows itself and finish with `SELECT agora_recount()`. Needs a superuser
+   * (or, from PostgreSQL 15, a role granted SET on session_replication_role).
+   */
+  triggersOff?: boolean;
+}
+
+interface PostgresJsClient {
+  begin<T>(fn: (tx: { unsafe(text: string, params?: string[]): Promise<unknown> }) => Promise<T>): Promise<T>;
+}
+interface PgliteClient {
+  transaction<T>(
+    fn: (tx: { query(text: string, params?: string[]): Promise<{ rows: unknown[] }> }) => Promise<T>,
+  ): Promise<T>;
+}
+
+export async function runBulk<T>(
+  database: Database,
+  options: BulkOptions,
+  fn: (session: BulkSession) => Promise<T>,
+): Promise<T> {
+  const client = (database.db as unknown as { $client: unknown }).$client;
+  const prepare = async (session: BulkSession) => {
+    if (options.triggersOff) await session.query('SET LOCAL session_replication_role = replica');
+    return fn(session);
+  };
+  if (database.kind === 'postgres') {
+    return (client as PostgresJsClient).begin((tx) =>
+      prepare({
+        query: async <R>(text: string, params?: string[]) => (await tx.unsafe(text, params ?? [])) as R[],
+      }),
+    );
+  }
+  return (client as PgliteClient).transaction((tx) =>
+    prepare({
+      query: async <R>(text: string, params?: string[]) => (await tx.query(text, params ?? [])).rows as R[],
+    }),
+  );
+}

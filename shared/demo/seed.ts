@@ -1,0 +1,34 @@
+import type { Database } from '../db/client.js';
+import { countQaRows, recount, syncSequences, truncateQa } from '../db/bulk/qa-tables.js';
+import { runBulk } from '../db/bulk/session.js';
+import { generateDemo, type DemoCounts, type DemoOptions } from './generate.js';
+
+export class NotEmptyError extends Error {}
+
+/**
+ * Seeds the demo dataset in one transaction with triggers off, then recounts: either all of it lands, or
+ * nothing. Refuses a database that already holds Q&A rows unless `reset` empties it first.
+ */
+export async function seedDatabase(
+  database: Database,
+  options: DemoOptions & { reset?: boolean },
+): Promise<DemoCounts & { seconds: number }> {
+  const started = performance.now();
+  const counts = await runBulk(database, { triggersOff: true }, async (session) => {
+    if (options.reset) await truncateQa(session);
+    else {
+      const existing = Object.entries(await countQaRows(session)).filter(([, n]) => n > 0);
+      if (existing.length > 0) {
+        throw new NotEmptyError(
+          `the database already holds Q&A data (${existing.map(([t, n]) => `${n} ${t}`).join(', ')}); ` +
+            'run with --reset to empty it first (this also deletes API keys and polls)',
+        );
+      }
+    }
+    const generated = await generateDemo(session, options);
+    await syncSequences(session);
+    await recount(session);
+    return generated;
+  });
+  return { ...counts, seconds: Math.round((performance.now() - started) / 100) / 10 };
+}
