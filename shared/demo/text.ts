@@ -32,7 +32,7 @@ const QUESTION_SENTENCES: Array<(w: Words) => string> = [
   (w) => `I followed the usual advice about the ${w.noun()} and the ${w.noun()}, and nothing changed.`,
   (w) => `My ${w.noun()} is fairly new, so I doubt that is the ${w.common()}.`,
   (w) => `Is there a rule of thumb for the ${w.noun()}, or is it all trial and error?`,
-  (w) => `Everything is kept at room ${COMMON_WORD}, in case that matters.`,
+  () => `Everything is kept at room ${COMMON_WORD}, in case that matters.`,
   (w) => `A friend told me to ${w.verb()} earlier, but I could not find any source for that.`,
   (w) =>
     `As a ${w.common() === 'beginner' ? 'complete beginner' : 'beginner'}, I am not sure which ${w.noun()} to trust.`,
