@@ -3,7 +3,7 @@ import closeWithGrace from 'close-with-grace';
 import { buildQaApp } from '../services/qa/app.js';
 import { buildVerifyApp } from '../services/verify/app.js';
 import { createLogger } from '../shared/logger.js';
-import { startMetricsServer } from '../workers/metrics-server.js';
+import { startWorkerMetrics } from '../workers/metrics-server.js';
 import { startWorkerPool, type WorkerPool } from '../workers/pool.js';
 import { bootRuntime, configOrExit } from './process.js';
 
@@ -41,10 +41,8 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     const requested = values.queues?.split(',').map((q) => q.trim()).filter(Boolean) ?? config.workerQueues;
     pool = await startWorkerPool(runtime, requested);
     // Alone, a worker process has no HTTP app to serve /metrics from; with the services, theirs shows it all.
-    if (role === 'workers' && config.workerMetricsPort > 0) {
-      const port = config.workerMetricsPort;
-      servers.push(await startMetricsServer({ host: config.host, port, logger, queues: runtime.queues, served: pool.queues }));
-    }
+    const metrics = role === 'workers' ? await startWorkerMetrics(config, logger, runtime.queues, pool.queues) : undefined;
+    if (metrics) servers.push(metrics);
   }
 
   // Stop intake first (servers, then workers drain their running jobs), then close Redis and PostgreSQL.

@@ -68,3 +68,32 @@ function send(res: http.ServerResponse, status: number, contentType: string, tex
   res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text) });
   res.end(res.req.method === 'HEAD' ? undefined : text);
 }
+
+/**
+ * The listener of a workers-role process: WORKER_METRICS_PORT, 0 = off. A port already taken (two worker
+ * processes on one host with the same setting) is logged and the worker runs on without it: metrics are worth
+ * less than the jobs. Give each process its own port when several share a host.
+ */
+export async function startWorkerMetrics(
+  config: { host: string; workerMetricsPort: number },
+  logger: Logger,
+  queues: Pick<Queues, 'queue'>,
+  served: readonly QueueName[],
+): Promise<MetricsServer | undefined> {
+  if (config.workerMetricsPort === 0) return undefined;
+  try {
+    return await startMetricsServer({
+      host: config.host,
+      port: config.workerMetricsPort,
+      logger,
+      queues,
+      served,
+    });
+  } catch (err) {
+    logger.error(
+      { err, port: config.workerMetricsPort },
+      'worker metrics listener not started; /metrics is off here',
+    );
+    return undefined;
+  }
+}

@@ -156,7 +156,8 @@ describe('admin panel in chromium', () => {
     await page.waitForURL(/\/admin\/queues/);
     await page.getByText('newsletter', { exact: false }).first().waitFor();
     expect(await page.content()).toContain('ping');
-    await page.waitForFunction(() => !document.body.innerText.includes('Loading'));
+    // A string, evaluated in the page (the test's own TypeScript has no DOM types).
+    await page.waitForFunction("!document.body.innerText.includes('Loading')");
     await shot('admin-queues');
 
     // Log out from the panel: the pages send the browser back to the login form.
