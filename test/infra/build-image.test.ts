@@ -1,0 +1,90 @@
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../support/processes.js';
+
+/**
+ * The image's build stage without Docker: infra/build-image-steps.sh (npm ci, type check, prune) in a copy of
+ * the build context, then the pruned tree must still load every entry point's modules. Slow (a full npm ci
+ * from the npm cache and a type check), so one test with a generous timeout.
+ */
+
+const TEN_MINUTES = 600_000;
+
+function run(
+  command: string,
+  args: string[],
+  cwd: string,
+  timeoutMs: number,
+): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, {
+      cwd,
+      env: { ...process.env, NODE_ENV: 'production' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (c: Buffer) => (output += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (output += c.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
+
+describe('infra/build-image-steps.sh', () => {
+  const context = mkdtempSync(path.join(os.tmpdir(), 'agora-image-'));
+  afterAll(() => rmSync(context, { recursive: true, force: true }));
+
+  it(
+    'installs, type-checks and prunes a copy of the build context, which then still runs',
+    { timeout: 2 * TEN_MINUTES },
+    async () => {
+      // The build context as Docker sees it: the tree's files minus the .dockerignore entries.
+      const ignored = ['node_modules/', '.data/', 'docs/screenshots/', 'bench/results/'];
+      const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], {
+        cwd: ROOT,
+        encoding: 'utf8',
+      })
+        .split('\0')
+        .filter((f) => f && !ignored.some((i) => f.startsWith(i)) && existsSync(path.join(ROOT, f)));
+      execFileSync('tar', ['-cf', path.join(context, '.context.tar'), '--null', '-T', '-'], {
+        cwd: ROOT,
+        input: files.join('\0'),
+      });
+      execFileSync('tar', ['-xf', '.context.tar'], { cwd: context });
+      rmSync(path.join(context, '.context.tar'));
+
+      const built = await run('bash', ['infra/build-image-steps.sh', 'all'], context, TEN_MINUTES);
+      expect(built.code, built.output.slice(-3000)).toBe(0);
+
+      for (const runtimeDependency of ['fastify', 'bullmq', 'tsx', 'prom-client', '@bull-board/fastify']) {
+        expect(existsSync(path.join(context, 'node_modules', runtimeDependency)), runtimeDependency).toBe(
+          true,
+        );
+      }
+      for (const devDependency of ['vitest', 'eslint', 'playwright-core', 'drizzle-kit']) {
+        expect(existsSync(path.join(context, 'node_modules', devDependency)), devDependency).toBe(false);
+      }
+      // The runtime stage's command, on every entry point's module graph (nothing listens: imports only).
+      const smoke = await run(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          '--input-type=module',
+          '-e',
+          "for (const m of ['./services/qa/app.ts', './services/verify/app.ts', './workers/registry.ts', './bin/process.ts']) await import(m); console.log('entry points load');",
+        ],
+        context,
+        120_000,
+      );
+      expect(smoke.output).toContain('entry points load');
+      expect(smoke.code).toBe(0);
+    },
+  );
+});

@@ -1,0 +1,84 @@
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startProcess, type RunningProcess } from '../support/processes.js';
+import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
+
+/**
+ * The deployment's shape without Docker: the three roles as separate processes against one PostgreSQL and one
+ * Redis, started with the same commands as infra/k8s and infra/compose.yaml, each on its own port.
+ */
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+const get = (url: string) => fetch(url, { signal: AbortSignal.timeout(5000) });
+
+describe('qa, verify and workers as separate processes', { timeout: 120_000 }, () => {
+  let runtime: TestRuntime;
+  const processes: RunningProcess[] = [];
+  const ports = { qa: 0, verify: 0, metrics: 0 };
+  let worker: RunningProcess;
+
+  beforeAll(async () => {
+    runtime = await createTestRuntime();
+    [ports.qa, ports.verify, ports.metrics] = await Promise.all([freePort(), freePort(), freePort()]);
+    const env = {
+      ...runtime.env,
+      HOST: '127.0.0.1',
+      QA_PORT: String(ports.qa),
+      VERIFY_PORT: String(ports.verify),
+      WORKER_METRICS_PORT: String(ports.metrics),
+    };
+    const qa = startProcess('bin/start.ts', ['--role', 'qa'], env);
+    const verify = startProcess('bin/start.ts', ['--role', 'verify'], env);
+    worker = startProcess('workers/main.ts', ['--queues', 'ping'], env);
+    processes.push(qa, verify, worker);
+    await Promise.all([
+      qa.waitFor(/Server listening/, 90_000),
+      verify.waitFor(/Server listening/, 90_000),
+      worker.waitFor(/worker metrics listening/, 90_000),
+    ]);
+  }, 120_000);
+
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.stop('SIGTERM')));
+    await runtime?.close();
+  });
+
+  it('each service answers /ready (PostgreSQL and Redis reachable) and /health', async () => {
+    for (const port of [ports.qa, ports.verify]) {
+      const ready = await get(`http://127.0.0.1:${port}/ready`);
+      expect(ready.status).toBe(200);
+      expect(await ready.json()).toEqual({ status: 'ready', dependencies: { postgres: 'ok', redis: 'ok' } });
+      expect((await get(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+    }
+  });
+
+  it('the worker process does a ping job and reports it on its metrics listener', async () => {
+    const result = (await runtime.queues.enqueueAndWait(
+      'ping',
+      'echo',
+      { message: 'across processes', requestId: 'roles-1' },
+      30_000,
+    )) as {
+      message: string;
+      worker: number;
+    };
+    expect(result).toMatchObject({ message: 'across processes', worker: worker.child.pid });
+    await worker.waitFor(/"reqId":"roles-1"/);
+    const metrics = await (await get(`http://127.0.0.1:${ports.metrics}/metrics`)).text();
+    expect(metrics).toMatch(
+      /^agora_job_duration_seconds_count\{queue="ping",job="echo",outcome="completed"\} [1-9]/m,
+    );
+  });
+
+  it('each role stops cleanly on SIGTERM', async () => {
+    const codes = await Promise.all(processes.map((p) => p.stop('SIGTERM')));
+    expect(codes).toEqual([0, 0, 0]);
+  });
+});
