@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../../shared/config.js';
+import { rateLimitRejections } from '../../shared/metrics.js';
 import { RateLimitedError } from '../../shared/errors.js';
 import {
   createPlanLimiter,
@@ -115,6 +116,8 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
       const [plan, key] = identify(request);
       const decision = await limiter.consume(plan, key, points);
       request.rateLimit = decision;
+      if (!decision.allowed)
+        rateLimitRejections.inc({ service: options.service, plan, window: decision.window });
       reply.headers(rateLimitHeaders(decision));
       return decision;
     };

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyRequest } from 'fastify';
 import { ServiceUnavailableError } from '../../shared/errors.js';
+import { verificationResults } from '../../shared/metrics.js';
 import { VERIFY_MAX_BATCH } from '../../shared/queues/verify.js';
 import { createVerifier } from '../../shared/verification/index.js';
 import { createBulkVerifier, verifierOptionsFrom } from '../../shared/verification/service.js';
@@ -51,7 +52,9 @@ export const verifyRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = asy
     },
     async (request) => {
       try {
-        return { success: true as const, data: await verifier.verify(request.body.email) };
+        const data = await verifier.verify(request.body.email);
+        verificationResults.inc({ status: data.status, source: 'single' });
+        return { success: true as const, data };
       } catch (err) {
         // The engine throws only when Redis (cache, MX semaphore) fails: transient for the caller.
         request.log.error({ err }, 'verification failed');
@@ -82,6 +85,7 @@ export const verifyRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = asy
     },
     async (request) => {
       const data = await bulk.verifyBulk(request.body.emails, request.id);
+      for (const result of data) verificationResults.inc({ status: result.status, source: 'bulk' });
       return { success: true as const, count: data.length, data };
     },
   );

@@ -2,6 +2,7 @@ import { UnrecoverableError } from 'bullmq';
 import type { Config } from '../../shared/config.js';
 import type { NewsletterRepository } from '../../shared/db/repositories/newsletter.js';
 import { MailError, type Mailer } from '../../shared/mail/transport.js';
+import { digestsSent } from '../../shared/metrics.js';
 import { digestMail, newsletterLinks } from '../../shared/newsletter/messages.js';
 import { parsePeriod } from '../../shared/newsletter/period.js';
 import type { NewsletterTokens } from '../../shared/newsletter/tokens.js';
@@ -59,6 +60,7 @@ export function sendDigest(deps: SendDigestDeps) {
       const mail = digestMail(subscriber.email, period, questions, { question: links.question, unsubscribe });
       handedOver = true;
       const { messageId } = await deps.mailer.send(mail);
+      digestsSent.inc({ frequency: period.frequency });
       await deps.repo.markSent(subscriberId, key, messageId);
       return { sent: messageId };
     } catch (err) {
