@@ -103,7 +103,8 @@ export function createMailer(
     {
       url: config.smtpUrl,
       pool: true,
-      maxConnections: 5,
+      // As many connections as a worker runs send jobs at once (workers/newsletter/processor.ts).
+      maxConnections: 8,
       maxMessages: 100,
       connectionTimeout: config.smtpTimeoutMs,
       greetingTimeout: config.smtpTimeoutMs,

@@ -216,3 +216,23 @@ describe('POST /api/newsletter-subscribe.php and the confirmation email', () => 
     });
   });
 });
+
+describe('POST /api/newsletter-subscribe.php under the rate limiter', () => {
+  let world: NewsletterWorld;
+  beforeAll(async () => {
+    world = await startNewsletterWorld({ RATE_LIMIT_ENABLED: 'true', RATE_LIMIT_ANONYMOUS_HOURLY: '2' });
+  });
+  afterAll(async () => world.close());
+
+  it('answers 429 in the two-shape body with Retry-After', async () => {
+    const statuses: number[] = [];
+    let last;
+    for (let i = 0; i < 3; i++) {
+      last = await world.app.inject(json({ email: `r${i}@example.test`, action: 'unsubscribe' }));
+      statuses.push(last.statusCode);
+    }
+    expect(statuses).toEqual([200, 200, 429]);
+    expect(last!.json()).toEqual({ success: false, message: expect.any(String), error: true, code: 429 });
+    expect(Number(last!.headers['retry-after'])).toBeGreaterThan(0);
+  });
+});
