@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { classifySmtpError } from '../../shared/mail/transport.js';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { classifySmtpError, createMailer } from '../../shared/mail/transport.js';
 import { parsePeriod, periodBefore } from '../../shared/newsletter/period.js';
 import { newsletterTokens } from '../../shared/newsletter/tokens.js';
 import { createSigner } from '../../shared/secrets.js';
@@ -98,5 +100,31 @@ describe('SMTP failure classes', () => {
       classifySmtpError({ code: 'ETIMEDOUT', command: 'CONN', timeoutType: 'SOCKET_TIMEOUT', message: '' })
         .failure,
     ).toBe('unknown');
+  });
+});
+
+describe('mail without SMTP_URL (the embedded default)', () => {
+  it('builds the message and logs it, links included, instead of sending', async () => {
+    const lines: string[] = [];
+    const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
+    const mailer = createMailer(
+      { smtpUrl: undefined, mailFrom: 'Agora <a@agora.test>', smtpTimeoutMs: 1000 },
+      pino(sink),
+    );
+    expect(mailer.kind).toBe('log');
+    const { messageId } = await mailer.send({
+      to: 'x@example.test',
+      subject: 'Confirm',
+      text: 'Open http://agora.test/c?token=abc',
+      html: '<p>x</p>',
+    });
+    mailer.close();
+    const entry = JSON.parse(lines.find((l) => l.includes('SMTP_URL unset'))!);
+    expect(entry.mail).toEqual({
+      to: 'x@example.test',
+      subject: 'Confirm',
+      messageId,
+      text: 'Open http://agora.test/c?token=abc',
+    });
   });
 });
