@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildQaApp } from '../../services/qa/app.js';
+import { CANDIDATES } from '../../shared/db/repositories/search.js';
+import { questions } from '../../shared/db/schema/index.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { addAnswer, addQuestion, addTag, addUser, at } from './fixtures.js';
 
@@ -217,6 +219,32 @@ describe('GET /api/search', () => {
     expect(new Set(all).size).toBe(25);
     expect((await search('q=kettle&page=3')).body.data.results).toEqual([]);
     expect((await search('q=kettle&limit=5&page=5')).body.data.results).toHaveLength(5);
+  });
+
+  it('ranks at most the CANDIDATES most recent matches of a kind, and counts those', async () => {
+    const db = runtime.database.db;
+    const rows = Array.from({ length: CANDIDATES + 5 }, (_, i) => ({
+      authorId: ids.other!,
+      title: `Zebra stripes ${i}`,
+      slug: `zebra-${i}`,
+      content: 'Plain body.',
+    }));
+    const inserted = await db.insert(questions).values(rows).returning({ id: questions.id });
+    const { body } = await search('q=zebra&type=questions&limit=100&page=10');
+    expect(body.data.pagination).toEqual({
+      current_page: 10,
+      total_pages: CANDIDATES / 100,
+      total_items: CANDIDATES,
+      per_page: 100,
+    });
+    const oldest = inserted.slice(0, 5).map((r) => r.id);
+    const seen = new Set<number>();
+    for (let page = 1; page <= CANDIDATES / 100; page++) {
+      for (const r of (await search(`q=zebra&type=questions&limit=100&page=${page}`)).body.data.results)
+        seen.add(r.id);
+    }
+    expect(seen.size).toBe(CANDIDATES);
+    expect(oldest.some((id) => seen.has(id))).toBe(false);
   });
 
   it.each(['the', 'and of the', '!!!', '"', '-', '&|!()', ':*', "'", 'or'])(

@@ -46,10 +46,10 @@ interface QuestionRow {
 // Every order ends with id desc so that equal keys still have one order and consecutive pages never overlap.
 // Each matches an index of shared/db/schema/qa.ts (newest, votes, views, the unanswered partial index).
 const ORDER: Record<QuestionSort, SQL> = {
-  newest: sql`q.created_at DESC, q.id DESC`,
-  votes: sql`q.votes DESC, q.id DESC`,
-  views: sql`q.views DESC, q.id DESC`,
-  unanswered: sql`q.created_at DESC, q.id DESC`,
+  newest: sql`q.created_at DESC NULLS LAST, q.id DESC NULLS LAST`,
+  votes: sql`q.votes DESC NULLS LAST, q.id DESC NULLS LAST`,
+  views: sql`q.views DESC NULLS LAST, q.id DESC NULLS LAST`,
+  unanswered: sql`q.created_at DESC NULLS LAST, q.id DESC NULLS LAST`,
 };
 
 const toView = (r: QuestionRow): QuestionView => ({

@@ -62,34 +62,47 @@ const HEADLINE_OPTIONS =
 
 const likePattern = (q: string): string => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
+/**
+ * Each kind ranks at most its CANDIDATES most recent matches (highest ids). Ranking reads every candidate's vector,
+ * so without a bound a common word ("temperature" in half the bodies) would rank tens of thousands of rows; with it
+ * a search costs the same whatever the word. PostgreSQL picks the plan per query (the tsquery is a constant at plan
+ * time): a common word walks the primary key backwards until it has enough matches, a rare one uses the GIN index.
+ * As with GitHub's 1,000-result cap, results past the candidates are not reachable and total_items counts at most
+ * CANDIDATES per kind.
+ */
+export const CANDIDATES = 1000;
+
 function branches(type: SearchType, q: string): SQL[] {
   const wanted = (t: SearchType) => type === 'all' || type === t;
+  const tsq = sql`websearch_to_tsquery('english', ${q})`;
   const parts: SQL[] = [];
   if (wanted('questions')) {
-    parts.push(sql`SELECT 'question'::text AS type, q.id, ts_rank_cd(q.search_vector, query.tsq, 32)::float8 AS score
-                   FROM questions q, query WHERE q.search_vector @@ query.tsq`);
+    parts.push(sql`SELECT 'question'::text AS type, c.id, ts_rank_cd(c.search_vector, ${tsq}, 32)::float8 AS score
+                   FROM (SELECT q.id, q.search_vector FROM questions q WHERE q.search_vector @@ ${tsq}
+                         ORDER BY q.id DESC LIMIT ${CANDIDATES}) c`);
   }
   if (wanted('answers')) {
-    parts.push(sql`SELECT 'answer'::text AS type, a.id, ts_rank_cd(${ANSWER_WEIGHTS}::float4[], a.search_vector, query.tsq, 32)::float8 AS score
-                   FROM answers a, query WHERE a.search_vector @@ query.tsq`);
+    parts.push(sql`SELECT 'answer'::text AS type, c.id,
+                     ts_rank_cd(${ANSWER_WEIGHTS}::float4[], c.search_vector, ${tsq}, 32)::float8 AS score
+                   FROM (SELECT a.id, a.search_vector FROM answers a WHERE a.search_vector @@ ${tsq}
+                         ORDER BY a.id DESC LIMIT ${CANDIDATES}) c`);
   }
   if (wanted('users')) {
     const pattern = likePattern(q);
-    parts.push(sql`SELECT 'user'::text AS type, u.id,
-                     (greatest(word_similarity(${q}, u.username), word_similarity(${q}, u.display_name)) * ${USER_WEIGHT})::float8 AS score
-                   FROM users u
-                   WHERE u.username ILIKE ${pattern} OR u.display_name ILIKE ${pattern}
-                      OR ${q} <% u.username OR ${q} <% u.display_name`);
+    parts.push(sql`SELECT 'user'::text AS type, c.id,
+                     (greatest(word_similarity(${q}, c.username), word_similarity(${q}, c.display_name)) * ${USER_WEIGHT})::float8 AS score
+                   FROM (SELECT u.id, u.username, u.display_name FROM users u
+                         WHERE u.username ILIKE ${pattern} OR u.display_name ILIKE ${pattern}
+                            OR ${q} <% u.username OR ${q} <% u.display_name
+                         ORDER BY u.id DESC LIMIT ${CANDIDATES}) c`);
   }
   return parts;
 }
 
-const headline = (body: SQL) =>
-  sql`ts_headline('english', left(agora_plain_text(${body}), ${EXCERPT_CHARS}), query.tsq, ${HEADLINE_OPTIONS})`;
+const headline = (body: SQL, q: string) =>
+  sql`ts_headline('english', left(agora_plain_text(${body}), ${EXCERPT_CHARS}), websearch_to_tsquery('english', ${q}), ${HEADLINE_OPTIONS})`;
 
 export function searchRepository(db: Db) {
-  const query = (q: string) => sql`query AS (SELECT websearch_to_tsquery('english', ${q}) AS tsq)`;
-
   async function hydrate(
     q: string,
     hits: { type: string; id: number; score: number }[],
@@ -104,19 +117,17 @@ export function searchRepository(db: Db) {
       has('question')
         ? rows<Omit<QuestionHit, 'type' | 'score'> & { tag_names: string[] }>(
             db,
-            sql`WITH ${query(q)}
-                SELECT q.id, q.title, q.slug, ${headline(sql`q.content`)} AS excerpt, q.votes, q.answers_count,
+            sql`SELECT q.id, q.title, q.slug, ${headline(sql`q.content`, q)} AS excerpt, q.votes, q.answers_count,
                        q.has_accepted, q.tag_names, ${iso(sql`q.created_at`)} AS created_at
-                FROM questions q, query WHERE q.id = ANY(${ids('question')}::int[])`,
+                FROM questions q WHERE q.id = ANY(${ids('question')}::int[])`,
           )
         : [],
       has('answer')
         ? rows<Omit<AnswerHit, 'type' | 'score'>>(
             db,
-            sql`WITH ${query(q)}
-                SELECT a.id, a.question_id, q.title AS question_title, q.slug AS question_slug,
-                       ${headline(sql`a.content`)} AS excerpt, a.votes, a.is_accepted, ${iso(sql`a.created_at`)} AS created_at
-                FROM answers a JOIN questions q ON q.id = a.question_id, query WHERE a.id = ANY(${ids('answer')}::int[])`,
+            sql`SELECT a.id, a.question_id, q.title AS question_title, q.slug AS question_slug,
+                       ${headline(sql`a.content`, q)} AS excerpt, a.votes, a.is_accepted, ${iso(sql`a.created_at`)} AS created_at
+                FROM answers a JOIN questions q ON q.id = a.question_id WHERE a.id = ANY(${ids('answer')}::int[])`,
           )
         : [],
       has('user')
@@ -148,27 +159,23 @@ export function searchRepository(db: Db) {
   return {
     /**
      * Full-text search of questions (title A > tags B > body C) and answers with `websearch_to_tsquery` (quoted
-     * phrases, `-word`, `or`), and trigram search of users' names. Each kind contributes at most the first
-     * offset + limit of its own ranking to the merge, which is all the requested page can hold.
+     * phrases, `-word`, `or`), and trigram search of users' names, merged by score (ties: kind, then id desc).
      */
     async search(
       params: PageParams & { q: string; type: SearchType },
     ): Promise<{ results: SearchHit[]; pagination: Pagination }> {
       const parts = branches(params.type, params.q);
-      const offset = offsetOf(params);
-      const top = offset + params.limit;
-      const limited = parts.map((p) => sql`(${p} ORDER BY score DESC, id DESC LIMIT ${top})`);
-      const counted = parts.map((p) => sql`(SELECT count(*)::int FROM (${p}) s)`);
-      const [hits, [count]] = await Promise.all([
-        rows<{ type: string; id: number; score: number }>(
-          db,
-          sql`WITH ${query(params.q)}
-              SELECT type, id, score FROM (${sql.join(limited, sql` UNION ALL `)}) hits
-              ORDER BY score DESC, type ASC, id DESC LIMIT ${params.limit} OFFSET ${offset}`,
-        ),
-        rows<{ n: number }>(db, sql`WITH ${query(params.q)} SELECT ${sql.join(counted, sql` + `)} AS n`),
-      ]);
-      return { results: await hydrate(params.q, hits), pagination: paginate(params, count?.n ?? 0) };
+      // One statement: the candidates are ranked once, then counted and paged.
+      const [row] = await rows<{ total: number; page: { type: string; id: number; score: number }[] | null }>(
+        db,
+        sql`WITH hits AS (${sql.join(parts, sql` UNION ALL `)})
+            SELECT (SELECT count(*)::int FROM hits) AS total,
+                   (SELECT json_agg(p) FROM (
+                      SELECT type, id, score FROM hits ORDER BY score DESC, type ASC, id DESC
+                      LIMIT ${params.limit} OFFSET ${offsetOf(params)}) p) AS page`,
+      );
+      const hits = row?.page ?? [];
+      return { results: await hydrate(params.q, hits), pagination: paginate(params, row?.total ?? 0) };
     },
   };
 }

@@ -15,9 +15,9 @@ export interface TagView {
 
 // popular and newest end with id desc (their indexes); name is unique, id only makes the order total.
 const ORDER: Record<TagSort, SQL> = {
-  popular: sql`questions_count DESC, id DESC`,
+  popular: sql`questions_count DESC NULLS LAST, id DESC NULLS LAST`,
   name: sql`name ASC, id ASC`,
-  newest: sql`created_at DESC, id DESC`,
+  newest: sql`created_at DESC NULLS LAST, id DESC NULLS LAST`,
 };
 
 export function tagsRepository(db: Db) {

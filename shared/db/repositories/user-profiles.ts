@@ -27,8 +27,8 @@ interface ProfileRow extends Omit<UserProfile, 'badges'> {
 
 // Each order is an index of the users table; name sorts by display name (what a reader sees), then id.
 const ORDER: Record<UserSort, SQL> = {
-  reputation: sql`reputation DESC, id DESC`,
-  newest: sql`created_at DESC, id DESC`,
+  reputation: sql`reputation DESC NULLS LAST, id DESC NULLS LAST`,
+  newest: sql`created_at DESC NULLS LAST, id DESC NULLS LAST`,
   name: sql`display_name ASC, id ASC`,
 };
 
