@@ -169,24 +169,28 @@ interface Row {
   errors: number;
 }
 
+/** `action` 'GET /health' measures the same server on a route that touches neither PostgreSQL, Redis nor a worker. */
 async function measure(base: string, action: string): Promise<Row> {
   let n = 0;
-  const inputs = INPUTS[action]!;
+  const inputs = INPUTS[action] ?? [];
+  const health = action === 'GET /health';
   const result = await autocannon({
-    url: `${base}/api/ai.php`,
+    url: health ? `${base}/health` : `${base}/api/ai.php`,
     connections: CONNECTIONS,
     duration: DURATION_S,
     timeout: 30,
-    requests: [
-      {
-        method: 'POST',
-        setupRequest: (request) => ({
-          ...request,
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ action, ...inputs[n++ % inputs.length] }),
-        }),
-      },
-    ],
+    requests: health
+      ? [{ method: 'GET' }]
+      : [
+          {
+            method: 'POST',
+            setupRequest: (request) => ({
+              ...request,
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify({ action, ...inputs[n++ % inputs.length] }),
+            }),
+          },
+        ],
   });
   return {
     action,
@@ -254,6 +258,7 @@ async function main(): Promise<void> {
     log(`${action}: ${CONNECTIONS} connections for ${DURATION_S} s`);
     rows.push(await measure(base, action));
   }
+  rows.push(await measure(base, 'GET /health'));
 
   const lines = [
     `${QUESTIONS} seeded questions; ${CONNECTIONS} connections, ${DURATION_S} s per action; one qa process, one ai worker (concurrency 8)`,

@@ -58,6 +58,17 @@ describe('POST /api/ai.php', () => {
     await runtime?.close();
   });
 
+  it('is documented in the OpenAPI document, JSON and form-encoded', async () => {
+    const res = await app.inject('/api/openapi.json');
+    expect(res.statusCode).toBe(200);
+    const operation = res.json().paths['/api/ai.php']?.post;
+    expect(Object.keys(operation.requestBody.content).sort()).toEqual([
+      'application/json',
+      'application/x-www-form-urlencoded',
+    ]);
+    expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(['200', '4XX', '5XX']));
+  });
+
   describe('while AI is disabled (the default)', () => {
     it('answers 403 with the error body to a valid request', async () => {
       const res = await post({ action: 'spam_check', content: 'Is this spam?' });
