@@ -41,6 +41,9 @@ export interface RateLimitPluginOptions {
 }
 
 export const DEFAULT_EXEMPT = ['/health', '/ready', '/metrics'];
+// The operators' panel has its own login and login throttle; its queue board polls every few seconds and would
+// otherwise spend an operator's anonymous budget within minutes.
+const EXEMPT_PREFIXES = ['/admin'];
 const STORE_WARNING_INTERVAL_MS = 30_000;
 
 type Plan = 'anonymous' | 'authenticated' | 'premium' | 'verify';
@@ -127,7 +130,7 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
 
     const isExempt = (request: FastifyRequest) => {
       const url = request.routeOptions.url;
-      return url !== undefined && exempt.has(url);
+      return url !== undefined && (exempt.has(url) || EXEMPT_PREFIXES.some((p) => url === p || url.startsWith(`${p}/`)));
     };
     const costOf = (request: FastifyRequest) => request.routeOptions.config?.rateLimitCost;
 
