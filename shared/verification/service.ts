@@ -76,6 +76,8 @@ const isResultList = (value: unknown, length: number): value is VerificationResu
   value.every((r) => typeof r === 'object' && r !== null && 'status' in r);
 
 export function createBulkVerifier(deps: BulkVerifierDeps): BulkVerifier {
+  // Every job being waited for holds a 'closing' listener on the queue: 100 per request, times the requests in flight.
+  deps.queues.queue('verify').setMaxListeners(0);
   async function verifyBulk(emails: readonly string[], requestId: string): Promise<VerificationResult[]> {
     const started = performance.now();
     const deadlineAt = Date.now() + deps.deadlineMs;

@@ -1,0 +1,302 @@
+/**
+ * Bulk verification throughput in a loopback mail world: 200 domains, each with its own MX host name and its own
+ * SMTP listener (127.0.10.1–200, one shared port), every reply sent after --delay ms. 10,000 addresses (50 per
+ * domain) go through POST /bulk-verify, 100 per request, --inflight requests at a time, with 1, 2 and 4 worker
+ * processes (`tsx workers/main.ts --queues verify`). Rate limits off, VERIFY_ALLOW_PRIVATE_MX=true.
+ *
+ * Reported per run: addresses/s, SMTP connections opened, peak connections open at once on one MX host, and the
+ * ratio of the wall time to the lower bound the per-MX cap and the delay allow. A session costs 5 replies (greeting,
+ * EHLO, MAIL, RSET, QUIT) plus one per RCPT, each `delay` long and strictly sequential; a host serves at most
+ * `cap` sessions at once; hosts work in parallel. So bound = max over MX hosts of (5 × sessions + RCPTs) × delay /
+ * cap, from the sessions and RCPTs each host actually saw.
+ *
+ *   npx tsx bench/verify.ts [--workers 1,2,4] [--delay 50] [--inflight 8] [--concurrency 100] [--layout shuffled]
+ *
+ * --layout shuffled: the addresses in random (seeded) order, so a request spans ~100 domains (one small job each);
+ * grouped: sorted by domain, so a request holds 2 domains of 50 addresses (two jobs, three sessions each).
+ * The verify service (`tsx bin/start.ts --role verify`) and the workers are child processes on a dedicated
+ * database (agora_bench_verify, recreated) and a QUEUE_PREFIX per run. Needs PostgreSQL (BENCH_POSTGRES_URL,
+ * default postgres://postgres@127.0.0.1:5432/postgres) and Redis (BENCH_REDIS_URL, default redis://127.0.0.1:6379).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import postgres from 'postgres';
+import { startDnsServer, type Zone } from '../test/support/dns-server.js';
+import { startSlowSmtp } from '../test/verify-service/slow-smtp.js';
+
+const { values } = parseArgs({
+  options: {
+    workers: { type: 'string', default: '1,2,4' },
+    delay: { type: 'string', default: '50' },
+    inflight: { type: 'string', default: '8' },
+    concurrency: { type: 'string', default: '100' },
+    layout: { type: 'string', default: 'shuffled' },
+  },
+});
+const WORKER_COUNTS = values.workers!.split(',').map((n) => Math.min(Math.max(Number(n), 1), 8));
+const DELAY_MS = Math.min(Math.max(Number(values.delay), 0), 1000);
+const INFLIGHT = Math.min(Math.max(Number(values.inflight), 1), 100);
+const CONCURRENCY = Math.min(Math.max(Number(values.concurrency), 1), 1000);
+const LAYOUT = values.layout === 'grouped' ? 'grouped' : 'shuffled';
+
+const DOMAINS = 200;
+const PER_DOMAIN = 50;
+const BATCH = 100;
+const MX_CAP = 2;
+const SESSION_OVERHEAD = 5; // greeting, EHLO, MAIL FROM, RSET, QUIT
+const RUN_TIMEOUT_MS = 10 * 60_000;
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const TSX = fileURLToPath(new URL('../node_modules/.bin/tsx', import.meta.url));
+const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const DATABASE = 'agora_bench_verify';
+const databaseUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${DATABASE}` }).toString();
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+const hostIp = (i: number) => `127.0.10.${i + 1}`;
+
+async function freePort(): Promise<number> {
+  const server = createServer().listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  return port;
+}
+
+async function deleteKeys(prefix: string): Promise<void> {
+  const redis = new Redis(REDIS_URL, { connectTimeout: 5000, maxRetriesPerRequest: 2 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+      cursor = next;
+      if (keys.length > 0) await redis.unlink(...keys);
+    } while (cursor !== '0');
+  } finally {
+    redis.disconnect();
+  }
+}
+
+async function recreateDatabase(): Promise<void> {
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {}, connect_timeout: 5 });
+  try {
+    await admin.unsafe(`DROP DATABASE IF EXISTS "${DATABASE}" WITH (FORCE)`);
+    await admin.unsafe(`CREATE DATABASE "${DATABASE}"`);
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+}
+
+const children = new Set<ChildProcess>();
+function start(script: string, args: string[], env: Record<string, string>): ChildProcess {
+  const child = spawn(TSX, [script, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  return child;
+}
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await once(child, 'exit');
+  clearTimeout(timer);
+}
+
+async function run(script: string, args: string[], env: Record<string, string>): Promise<string> {
+  const child = spawn(TSX, [script, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  const [code] = (await once(child, 'exit')) as [number];
+  if (code !== 0) throw new Error(`${script} ${args.join(' ')} exited with ${code}`);
+  return out;
+}
+
+async function waitForHealth(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(`${url}/health`, { signal: AbortSignal.timeout(1000) })).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${url} did not become healthy within ${timeoutMs} ms`);
+}
+
+/** Waits until every worker process has registered on the verify queue, so their boot is not measured. */
+async function waitForWorkers(prefix: string, count: number): Promise<void> {
+  const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const queue = new Queue('verify', { connection, prefix });
+  try {
+    const deadline = Date.now() + 60_000;
+    while ((await queue.getWorkersCount()) < count) {
+      if (Date.now() > deadline) throw new Error(`${count} verify workers did not start within 60 s`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  } finally {
+    await queue.close();
+    connection.disconnect();
+  }
+}
+
+/** Deterministic shuffle (mulberry32), so every run and every machine gets the same batches. */
+function shuffled<T>(items: T[], seed: number): T[] {
+  let a = seed;
+  const random = () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const out = [...items];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const zone: Zone = {};
+  for (let i = 0; i < DOMAINS; i++) {
+    zone[`d${i}.bench.test`] = { MX: [{ preference: 10, exchange: `mx${i}.bench.test` }] };
+    zone[`mx${i}.bench.test`] = { A: [hostIp(i)] };
+  }
+  const dns = await startDnsServer(zone);
+  const hosts = Array.from({ length: DOMAINS }, (_, i) => hostIp(i));
+  // Mailboxes u<n> exist; the random local part of the catch-all probe (letters and digits) is refused.
+  const smtp = await startSlowSmtp(hosts, { delayMs: DELAY_MS, accepts: (a) => /^u\d+@/.test(a) });
+
+  const ordered = Array.from(
+    { length: DOMAINS * PER_DOMAIN },
+    (_, k) => `u${k % PER_DOMAIN}@d${Math.floor(k / PER_DOMAIN)}.bench.test`,
+  );
+  const addresses = LAYOUT === 'grouped' ? ordered : shuffled(ordered, 42);
+  const batches = Array.from({ length: addresses.length / BATCH }, (_, b) =>
+    addresses.slice(b * BATCH, (b + 1) * BATCH),
+  );
+
+  await recreateDatabase();
+  const port = await freePort();
+  const baseEnv = {
+    DATABASE_URL: databaseUrl,
+    REDIS_URL,
+    HOST: '127.0.0.1',
+    VERIFY_PORT: String(port),
+    RATE_LIMIT_ENABLED: 'false',
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'production',
+    WORKER_METRICS_PORT: '0',
+    VERIFY_DNS_SERVERS: dns.endpoint,
+    VERIFY_SMTP_PORT: String(smtp.port),
+    VERIFY_ALLOW_PRIVATE_MX: 'true',
+    VERIFY_HELO_NAME: 'bench.agora.test',
+    VERIFY_MX_CONCURRENCY: String(MX_CAP),
+    // Pacing is a politeness floor of its own (sessions × pacing per host); the bound below is about the cap.
+    VERIFY_MX_PACING_MS: '0',
+    VERIFY_WORKER_CONCURRENCY: String(CONCURRENCY),
+  };
+  log(
+    `${addresses.length} addresses, ${DOMAINS} domains/MX hosts, delay ${DELAY_MS} ms, cap ${MX_CAP}, ` +
+      `${INFLIGHT} requests in flight, worker concurrency ${CONCURRENCY}, layout ${LAYOUT}, ${os.cpus().length} CPUs`,
+  );
+
+  const rows: string[] = [];
+  let key = '';
+  for (const workerCount of WORKER_COUNTS) {
+    const prefix = `{agora-bench-verify-${workerCount}}`;
+    await deleteKeys(prefix);
+    for (const s of smtp.stats.values()) Object.assign(s, { connections: 0, open: 0, maxOpen: 0, rcpts: 0 });
+    const env = { ...baseEnv, QUEUE_PREFIX: prefix };
+    const server = start('bin/start.ts', ['--role', 'verify'], env);
+    const base = `http://127.0.0.1:${port}`;
+    await waitForHealth(base, 60_000);
+    if (!key) {
+      await run('bin/admin.ts', ['users', 'create', 'bench'], env);
+      key = (
+        await run('bin/admin.ts', ['keys', 'create', '--user', 'bench', '--scopes', 'verify'], env)
+      ).trim();
+    }
+    const workers = Array.from({ length: workerCount }, () =>
+      start('workers/main.ts', ['--queues', 'verify'], env),
+    );
+    await waitForWorkers(prefix, workerCount);
+
+    const statuses = new Map<string, number>();
+    let next = 0;
+    const started = performance.now();
+    const deadline = AbortSignal.timeout(RUN_TIMEOUT_MS);
+    const lane = async () => {
+      while (next < batches.length) {
+        const batch = batches[next++]!;
+        const res = await fetch(`${base}/bulk-verify`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': key },
+          body: JSON.stringify({ emails: batch }),
+          signal: deadline,
+        });
+        const body = (await res.json()) as { data?: { status: string; reason: string }[]; message?: string };
+        if (!res.ok || !body.data) throw new Error(`bulk-verify ${res.status}: ${body.message}`);
+        for (const r of body.data)
+          statuses.set(`${r.status}/${r.reason}`, (statuses.get(`${r.status}/${r.reason}`) ?? 0) + 1);
+      }
+    };
+    await Promise.all(Array.from({ length: INFLIGHT }, lane));
+    const seconds = (performance.now() - started) / 1000;
+
+    const stats = [...smtp.stats.values()];
+    const connections = stats.reduce((n, s) => n + s.connections, 0);
+    const peak = Math.max(...stats.map((s) => s.maxOpen));
+    const boundS =
+      Math.max(...stats.map((s) => ((SESSION_OVERHEAD * s.connections + s.rcpts) * DELAY_MS) / MX_CAP)) /
+      1000;
+    const rate = addresses.length / seconds;
+    const outcome = [...statuses].map(([k, v]) => `${k} ${v}`).join(', ');
+    log(
+      `${workerCount} worker(s): ${seconds.toFixed(1)} s, ${rate.toFixed(0)} addresses/s, ${connections} connections, peak ${peak}/MX, bound ${boundS.toFixed(2)} s (${(seconds / boundS).toFixed(2)}×); ${outcome}`,
+    );
+    rows.push(
+      `| ${workerCount} | ${seconds.toFixed(1)} | ${rate.toFixed(0)} | ${connections} | ${peak} | ${boundS.toFixed(2)} | ${(seconds / boundS).toFixed(2)}× | ${outcome} |`,
+    );
+
+    await Promise.all(workers.map(stop));
+    await stop(server);
+    await deleteKeys(prefix);
+  }
+
+  await smtp.close();
+  await dns.close();
+  process.stdout.write(
+    [
+      `layout ${LAYOUT}, delay ${DELAY_MS} ms, cap ${MX_CAP}, ${INFLIGHT} in flight, worker concurrency ${CONCURRENCY}`,
+      '| workers | wall s | addresses/s | SMTP connections | peak per MX | bound s | ratio | results |',
+      '|---|---|---|---|---|---|---|---|',
+      ...rows,
+    ].join('\n') + '\n',
+  );
+}
+
+main()
+  .catch((err) => {
+    log(`bench failed: ${err instanceof Error ? err.stack : String(err)}`);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    for (const child of children) child.kill('SIGKILL');
+  });
