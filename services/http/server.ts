@@ -4,7 +4,7 @@ import Fastify, { type FastifyBaseLogger } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
-import { clientErrorHandler, registerErrorHandling } from './errors.js';
+import { clientErrorHandler, errorBody, registerErrorHandling } from './errors.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -25,6 +25,12 @@ export function createHttpApp(config: Pick<Config, 'bodyLimitBytes' | 'trustProx
     // A number is a hop count: trust that many proxies in front of us.
     trustProxy: typeof config.trustProxy === 'number' ? hops(config.trustProxy) : config.trustProxy,
     clientErrorHandler,
+    // Router-level rejections (a malformed %-escape, a path parameter over maxParamLength) get our body too.
+    frameworkErrors: (error, _request, reply) => {
+      const code = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
+      const message = code === 414 ? 'URI Too Long' : 'Malformed URL';
+      void reply.code(code).send(errorBody(code, message));
+    },
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
     // Slow or stuck clients must not pin a socket forever.
     requestTimeout: 120_000,

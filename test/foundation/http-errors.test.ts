@@ -29,6 +29,7 @@ describe('the HTTP layer', () => {
     app = await buildQaApp(runtime);
     // Test-only routes, registered here rather than in the source.
     app.post('/test/echo', { schema: { body: Type.Object({ n: Type.Integer({ minimum: 1 }) }) } }, async (req) => req.body);
+    app.get('/test/item/:id', async (req) => req.params);
     app.get('/test/boom', async () => {
       throw new Error('database password is hunter2');
     });
@@ -62,6 +63,15 @@ describe('the HTTP layer', () => {
     const unsupported = await app.inject({ method: 'POST', url: '/test/echo', headers: { 'content-type': 'text/xml' }, payload: '<n/>' });
     expect(unsupported.statusCode).toBe(415);
     expect(unsupported.json()).toMatchObject({ error: true, code: 415 });
+  });
+
+  it('answers router-level rejections (bad escapes, oversized path parameters) with the error body', async () => {
+    const badEscape = await app.inject('/test/item/%E0%A4%A');
+    expect(badEscape.statusCode).toBe(400);
+    expect(badEscape.json()).toEqual({ error: true, message: 'Malformed URL', code: 400 });
+    const long = await app.inject(`/test/item/${'a'.repeat(600)}`);
+    expect(long.statusCode).toBe(414);
+    expect(long.json()).toEqual({ error: true, message: 'URI Too Long', code: 414 });
   });
 
   it('hides the message of an unexpected error behind a generic 500', async () => {
