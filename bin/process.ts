@@ -35,4 +35,5 @@ export async function bootRuntime(
   return { runtime, redis };
 }
 
-export const cliLogger = (config: Config): Logger => createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, 'agora-cli');
+export const cliLogger = (config: Config): Logger =>
+  createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel, 'agora-cli', 'stderr');

@@ -12,7 +12,7 @@ cd "${2:-.}"
 
 install() {
   # --prefer-offline: reuse the npm cache when it has the exact tarballs (CI and the test), else download.
-  npm ci --no-audit --no-fund --prefer-offline --loglevel=error
+  npm ci --include=dev --no-audit --no-fund --prefer-offline --loglevel=error
 }
 check() {
   npx --no-install tsc --noEmit -p tsconfig.json

@@ -9,6 +9,7 @@ export const loggerOptions = (level: string, name: string): LoggerOptions => ({
   redact: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers.cookie', '*.apiKey', '*.key'],
 });
 
-export function createLogger(level: string, name = 'agora'): Logger {
-  return pino(loggerOptions(level, name));
+/** Servers log to stdout; command-line tools pass `stderr` so their stdout carries only their output. */
+export function createLogger(level: string, name = 'agora', to: 'stdout' | 'stderr' = 'stdout'): Logger {
+  return pino(loggerOptions(level, name), pino.destination(to === 'stdout' ? 1 : 2));
 }
