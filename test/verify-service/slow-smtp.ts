@@ -20,6 +20,8 @@ export interface SlowSmtpOptions {
   accepts: (address: string) => boolean;
   /** Called on every RCPT, after it was counted. */
   onRcpt?: (address: string, host: string) => void;
+  /** Connections (numbered from 1 per host) that go silent after their first RCPT: a probe frozen mid-way. */
+  freezeAfterFirstRcpt?: (connection: number) => boolean;
 }
 
 export interface SlowSmtpWorld {
@@ -73,6 +75,8 @@ function serve(
   sockets: Set<net.Socket>,
 ): void {
   s.connections++;
+  const frozen = options.freezeAfterFirstRcpt?.(s.connections) ?? false;
+  let rcptSeen = false;
   s.open++;
   s.maxOpen = Math.max(s.maxOpen, s.open);
   sockets.add(socket);
@@ -93,6 +97,7 @@ function serve(
   // Replies go out in order, each `delayMs` after its command arrived (a pipelining client is not penalised twice).
   let last = Promise.resolve();
   const reply = (text: string, after?: () => void) => {
+    if (frozen && rcptSeen) return;
     const due = Date.now() + options.delayMs;
     last = last.then(
       () =>
@@ -125,6 +130,7 @@ function serve(
         s.rcpts++;
         options.onRcpt?.(address, host);
         reply(options.accepts(address) ? '250 2.1.5 Ok' : '550 5.1.1 No such user');
+        rcptSeen = true;
       } else if (verb === 'QUIT') {
         end();
         reply('221 2.0.0 Bye', () => socket.end());

@@ -23,21 +23,25 @@ describe('a verify worker killed mid-probe', () => {
   const rcptSeen = new Promise<void>((resolve) => (firstRcpt = resolve));
 
   beforeAll(async () => {
-    // Every reply takes 300 ms, so one session of the five addresses lasts about three seconds: time to kill it.
+    // The first session freezes after its first RCPT (the catch-all probe), so the first worker is surely mid-probe
+    // when it is killed, however long the second one takes to boot. Later sessions answer each command in 100 ms.
     smtp = await startSlowSmtp([SLOW], {
-      delayMs: 300,
+      delayMs: 100,
       accepts: (a) => /^(ann|ben|cat)@/.test(a),
       onRcpt: () => firstRcpt(),
+      freezeAfterFirstRcpt: (connection) => connection === 1,
     });
     dns = await startDnsServer({
       'slow.test': { MX: [{ preference: 10, exchange: 'mx.slow.test' }] },
       'mx.slow.test': { A: [SLOW] },
     });
+    // A step timeout longer than the test: the frozen session never ends by itself. The request waits 2 minutes.
     runtime = await createTestRuntime(
       worldEnv(dns.endpoint, smtp.port, {
         WORKER_LOCK_MS: '2000',
-        VERIFY_SMTP_TIMEOUT_MS: '5000',
-        VERIFY_PROBE_TIMEOUT_MS: '20000',
+        VERIFY_SMTP_TIMEOUT_MS: '120000',
+        VERIFY_PROBE_TIMEOUT_MS: '150000',
+        VERIFY_BULK_DEADLINE_MS: '120000',
       }),
     );
     app = await buildVerifyApp(runtime);
@@ -69,13 +73,14 @@ describe('a verify worker killed mid-probe', () => {
     });
 
     await rcptSeen;
+    // The second worker is up before the first dies; the job stays locked by the first (it renews its lock).
+    await startWorker();
     const stats = smtp.stats.get(SLOW)!;
     expect(stats.connections).toBe(1);
     first.child.kill('SIGKILL');
     await first.exited;
     expect(first.child.signalCode).toBe('SIGKILL');
 
-    await startWorker();
     const res = await answer;
     expect(res.statusCode).toBe(200);
     const body = res.json();
@@ -91,5 +96,5 @@ describe('a verify worker killed mid-probe', () => {
     expect(body.data[2]).toMatchObject({ reason: 'mailbox_not_found' });
     // The second worker probed the group again in a session of its own.
     expect(stats.connections).toBe(2);
-  }, 90_000);
+  }, 180_000);
 });
