@@ -12,7 +12,9 @@ export function validatePayload(queue: CatalogQueue, job: string, data: unknown)
   if (!schema) throw new InvalidPayloadError(`unknown job ${queue}/${job}`);
   if (!Value.Check(schema, data)) {
     const first = [...Value.Errors(schema, data)][0];
-    throw new InvalidPayloadError(`invalid ${queue}/${job} payload: ${first?.instancePath || '/'} ${first?.message}`);
+    throw new InvalidPayloadError(
+      `invalid ${queue}/${job} payload: ${first?.instancePath || '/'} ${first?.message}`,
+    );
   }
 }
 
@@ -58,7 +60,13 @@ export function createQueues(connection: Redis, prefix: string): Queues {
     let e = events.get(name);
     if (!e) {
       const qe = new QueueEvents(name, {
-        connection: connection.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true }),
+        // A blocking reader: the producer's fail-fast command timeout would cut its XREAD BLOCK short and drop
+        // events, so a finished job could go unnoticed until the deadline.
+        connection: connection.duplicate({
+          maxRetriesPerRequest: null,
+          enableOfflineQueue: true,
+          commandTimeout: undefined,
+        }),
         prefix,
       });
       qe.on('error', () => {});

@@ -65,6 +65,21 @@ describe('workers as separate processes', { timeout: 120_000 }, () => {
     await second.stop();
   });
 
+  it('stops at the shutdown deadline and leaves an unfinished job to another worker', async () => {
+    const impatient = startProcess('workers/main.ts', ['--queues', 'ping'], { ...runtime.env, SHUTDOWN_TIMEOUT_MS: '300' });
+    started.push(impatient);
+    await impatient.waitFor(/workers started/);
+    const finished = runtime.queues.enqueueAndWait('ping', 'echo', { message: 'long', delayMs: 4000 }, 60_000);
+    await impatient.waitFor(/"msg":"echo"/);
+    impatient.child.kill('SIGTERM');
+    expect(await impatient.exited).toBe(0);
+    expect(impatient.output()).toContain('left to other workers');
+    const heir = worker('--queues', 'ping');
+    const result = (await finished) as { message: string; worker: number };
+    expect(result).toMatchObject({ message: 'long', worker: heir.child.pid });
+    await heir.stop();
+  });
+
   it('refuses to start for a queue that does not exist', async () => {
     const w = worker('--queues', 'ping,nonsense');
     expect(await w.exited).not.toBe(0);
