@@ -1,0 +1,37 @@
+import { randomBytes } from 'node:crypto';
+import { sql } from 'drizzle-orm';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openDatabase } from '../../shared/db/client.js';
+import { migrateDatabase } from '../../shared/db/migrate.js';
+import { databaseUrl, withAdmin } from '../support/postgres.js';
+import { runProcess } from '../support/processes.js';
+
+describe('migrations', () => {
+  const name = `agora_t_${process.pid}_${randomBytes(4).toString('hex')}`;
+  afterAll(() => withAdmin((admin) => admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)));
+
+  it('applies once when several replicas start together on an empty database', async () => {
+    await withAdmin((admin) => admin.unsafe(`CREATE DATABASE "${name}"`));
+    const replicas = await Promise.all([1, 2, 3, 4].map(() => openDatabase({ databaseUrl: databaseUrl(name), dataDir: '' })));
+    try {
+      await Promise.all(replicas.map((replica) => migrateDatabase(replica)));
+      const [applied] = await replicas[0]!.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`);
+      const journal = await import('../../shared/db/migrations/meta/_journal.json', { with: { type: 'json' } });
+      expect(applied!.n).toBe(journal.default.entries.length);
+      const [tables] = await replicas[0]!.query<{ n: number }>(
+        sql`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public' AND table_name IN ('questions', 'api_keys', 'poll_votes', 'digest_sends')`,
+      );
+      expect(tables!.n).toBe(4);
+    } finally {
+      await Promise.all(replicas.map((r) => r.close()));
+    }
+  });
+
+  it('is what npm run migrate does, and running it again changes nothing', async () => {
+    const env = { DATABASE_URL: databaseUrl(name) };
+    const first = await runProcess('bin/migrate.ts', [], env);
+    expect(first.code).toBe(0);
+    expect(first.stdout).toBe('migrations applied (postgres)\n');
+    expect((await runProcess('bin/migrate.ts', [], env)).code).toBe(0);
+  });
+});
