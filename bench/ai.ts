@@ -11,36 +11,25 @@
  * Needs PostgreSQL (BENCH_POSTGRES_URL, default postgres://postgres@127.0.0.1:5432/postgres) and Redis
  * (BENCH_REDIS_URL, default redis://127.0.0.1:6379). Loopback only; bounded by --duration per action.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import os from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import postgres from 'postgres';
+import { parseBenchArgs } from './lib/args.js';
+import { runRequests } from './lib/load.js';
+import { dropDatabase, resetBenchState } from './lib/postgres.js';
+import { BenchChildren, benchEnv, freePort, runScript, waitFor } from './lib/processes.js';
+import { deleteKeys, REDIS_URL } from './lib/redis.js';
+import { plainMarkdownTable } from './lib/table.js';
 
-const { values } = parseArgs({
-  options: {
-    duration: { type: 'string', default: '10' },
-    connections: { type: 'string', default: '16' },
-    questions: { type: 'string', default: '3000' },
-  },
-});
-const DURATION_S = Math.min(Math.max(Number(values.duration), 1), 60);
-const CONNECTIONS = Math.min(Math.max(Number(values.connections), 1), 256);
-const QUESTIONS = Math.min(Math.max(Number(values.questions), 100), 100_000);
+const {
+  duration: DURATION_S,
+  connections: CONNECTIONS,
+  questions: QUESTIONS,
+} = parseBenchArgs({ duration: [10, 1, 60], connections: [16, 1, 256], questions: [3000, 100, 100_000] });
 const INDEX_TIMEOUT_MS = 180_000;
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const TSX = fileURLToPath(new URL('../node_modules/.bin/tsx', import.meta.url));
-const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE = 'agora_bench_ai';
 const PREFIX = '{agora-bench-ai}';
-const databaseUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${DATABASE}` }).toString();
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -93,71 +82,7 @@ const INPUTS: Record<string, object[]> = {
   ],
 };
 
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
-
-async function deleteKeys(): Promise<void> {
-  const redis = new Redis(REDIS_URL, { connectTimeout: 5000, maxRetriesPerRequest: 2 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.unlink(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-}
-
-async function adminSql(statement: string): Promise<void> {
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {}, connect_timeout: 5 });
-  try {
-    await admin.unsafe(statement);
-  } finally {
-    await admin.end({ timeout: 5 });
-  }
-}
-
-const children: ChildProcess[] = [];
-function start(script: string, args: string[], env: Record<string, string>): ChildProcess {
-  const child = spawn(TSX, [script, ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  children.push(child);
-  return child;
-}
-
-async function run(script: string, args: string[], env: Record<string, string>): Promise<void> {
-  const child = spawn(TSX, [script, ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 2, 'inherit'],
-  });
-  const [code] = (await once(child, 'exit')) as [number];
-  if (code !== 0) throw new Error(`${script} ${args.join(' ')} exited with ${code}`);
-}
-
-async function waitFor<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch {
-      // not there yet
-    }
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`${what} not ready within ${timeoutMs} ms`);
-}
+const children = new BenchChildren();
 
 interface Row {
   action: string;
@@ -174,11 +99,10 @@ async function measure(base: string, action: string): Promise<Row> {
   let n = 0;
   const inputs = INPUTS[action] ?? [];
   const health = action === 'GET /health';
-  const result = await autocannon({
-    url: health ? `${base}/health` : `${base}/api/ai.php`,
+  const result = await runRequests(health ? `${base}/health` : `${base}/api/ai.php`, {
     connections: CONNECTIONS,
-    duration: DURATION_S,
-    timeout: 30,
+    durationSeconds: DURATION_S,
+    timeoutSeconds: 30,
     requests: health
       ? [{ method: 'GET' }]
       : [
@@ -194,42 +118,32 @@ async function measure(base: string, action: string): Promise<Row> {
   });
   return {
     action,
-    requestsPerSecond: Math.round(result.requests.average),
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    total: result.requests.total,
+    requestsPerSecond: result.requestsPerSecond,
+    p50: result.p50,
+    p99: result.p99,
+    total: result.requests,
     non2xx: result.non2xx,
     errors: result.errors,
   };
 }
 
 async function main(): Promise<void> {
-  await adminSql(`DROP DATABASE IF EXISTS "${DATABASE}" WITH (FORCE)`);
-  await adminSql(`CREATE DATABASE "${DATABASE}"`);
-  await deleteKeys();
+  const databaseUrl = await resetBenchState(DATABASE, PREFIX);
   const port = await freePort();
   const env = {
-    DATABASE_URL: databaseUrl,
-    REDIS_URL,
-    QUEUE_PREFIX: PREFIX,
-    HOST: '127.0.0.1',
+    ...benchEnv(databaseUrl, PREFIX),
     QA_PORT: String(port),
     RATE_LIMIT_ENABLED: 'false',
-    LOG_LEVEL: 'warn',
-    NODE_ENV: 'production',
     WORKER_METRICS_PORT: '0',
   };
   const base = `http://127.0.0.1:${port}`;
-  start('bin/start.ts', ['--role', 'qa'], env); // migrates the fresh database
-  await waitFor('the Q&A server', 60_000, async () =>
-    (await fetch(`${base}/health`)).ok ? true : undefined,
-  );
+  await children.startHealthy('bin/start.ts', ['--role', 'qa'], env, base); // migrates the fresh database
   log(`seeding ${QUESTIONS} questions…`);
-  await run('bin/seed.ts', ['--questions', String(QUESTIONS)], env);
-  await run('bin/admin.ts', ['settings', 'set', 'ai_enabled', 'true'], env);
+  await runScript('bin/seed.ts', ['--questions', String(QUESTIONS)], env, 'stderr');
+  await runScript('bin/admin.ts', ['settings', 'set', 'ai_enabled', 'true'], env, 'stderr');
 
   // The worker finds no published tag index and rebuilds one at start; the bench waits for it.
-  start('workers/main.ts', ['--queues', 'ai'], env);
+  children.start('workers/main.ts', ['--queues', 'ai'], env);
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
   const queue = new Queue('ai', { connection: redis, prefix: PREFIX });
   const rebuild = await waitFor('the tag index', INDEX_TIMEOUT_MS, async () => {
@@ -263,11 +177,9 @@ async function main(): Promise<void> {
   const lines = [
     `${QUESTIONS} seeded questions; ${CONNECTIONS} connections, ${DURATION_S} s per action; one qa process, one ai worker (concurrency 8)`,
     '',
-    '| action | req/s | p50 ms | p99 ms | requests | non-2xx | errors |',
-    '|---|---|---|---|---|---|---|',
-    ...rows.map(
-      (r) =>
-        `| ${r.action} | ${r.requestsPerSecond} | ${r.p50} | ${r.p99} | ${r.total} | ${r.non2xx} | ${r.errors} |`,
+    plainMarkdownTable(
+      ['action', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'non-2xx', 'errors'],
+      rows.map((r) => [r.action, r.requestsPerSecond, r.p50, r.p99, r.total, r.non2xx, r.errors]),
     ),
     '',
     `Machine: ${os.cpus().length} CPUs, 1-minute load average ${loadBefore} before and ${os.loadavg()[0]!.toFixed(1)} after ` +
@@ -279,16 +191,9 @@ async function main(): Promise<void> {
 }
 
 async function cleanup(): Promise<void> {
-  await Promise.all(
-    children.map(async (child) => {
-      if (child.exitCode === null && child.signalCode === null) {
-        child.kill('SIGTERM');
-        await once(child, 'exit');
-      }
-    }),
-  );
-  await deleteKeys().catch(() => {});
-  await adminSql(`DROP DATABASE IF EXISTS "${DATABASE}" WITH (FORCE)`).catch(() => {});
+  await children.stopAll();
+  await deleteKeys(PREFIX).catch(() => {});
+  await dropDatabase(DATABASE).catch(() => {});
 }
 
 // Bounded: whatever hangs, the children are stopped and the database dropped.

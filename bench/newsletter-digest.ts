@@ -11,52 +11,29 @@
  * Needs PostgreSQL (BENCH_POSTGRES_URL, default postgres://postgres@127.0.0.1:5432/postgres) and Redis
  * (BENCH_REDIS_URL, default redis://127.0.0.1:6379). Loopback only; bounded (≤ 20000 subscribers, 180 s).
  */
-import { parseArgs } from 'node:util';
-import postgres from 'postgres';
-import { Redis } from 'ioredis';
 import { sql } from 'drizzle-orm';
 import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/logger.js';
 import { openRuntime } from '../shared/runtime.js';
 import { startWorkerPool } from '../workers/pool.js';
 import { startSmtpCatcher } from '../test/support/smtp-catcher.js';
+import { parseBenchArgs } from './lib/args.js';
+import { dropDatabase, resetBenchState } from './lib/postgres.js';
+import { deleteKeys, REDIS_URL } from './lib/redis.js';
 
-const { values } = parseArgs({
-  options: {
-    subscribers: { type: 'string', default: '2000' },
-    'per-second': { type: 'string', default: '10000' },
-  },
+const { subscribers: N, 'per-second': PER_SECOND } = parseBenchArgs({
+  subscribers: [2000, 1, 20_000],
+  'per-second': [10_000, 1, 10_000],
 });
-const N = Math.min(Math.max(Number(values.subscribers), 1), 20_000);
-const PER_SECOND = Math.min(Math.max(Number(values['per-second']), 1), 10_000);
 const DEADLINE_MS = 180_000;
-const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE = 'agora_bench_newsletter';
 const PREFIX = '{agora-bench-newsletter}';
 
-async function clearRedis() {
-  const redis = new Redis(REDIS_URL);
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', `${PREFIX}*`, 'COUNT', 1000);
-    cursor = next;
-    if (keys.length) await redis.unlink(...keys);
-  } while (cursor !== '0');
-  redis.disconnect();
-}
-
-const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-await admin.unsafe(`DROP DATABASE IF EXISTS "${DATABASE}" WITH (FORCE)`);
-await admin.unsafe(`CREATE DATABASE "${DATABASE}"`);
-await admin.end();
-await clearRedis();
+const databaseUrl = await resetBenchState(DATABASE, PREFIX);
 
 const catcher = await startSmtpCatcher();
-const url = new URL(ADMIN_URL);
-url.pathname = `/${DATABASE}`;
 const config = loadConfig({
-  DATABASE_URL: url.toString(),
+  DATABASE_URL: databaseUrl,
   REDIS_URL,
   QUEUE_PREFIX: PREFIX,
   SMTP_URL: catcher.url,
@@ -114,7 +91,5 @@ console.log(
 await pool.close(5000);
 await runtime.close();
 await catcher.close();
-await clearRedis();
-const cleanup = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-await cleanup.unsafe(`DROP DATABASE IF EXISTS "${DATABASE}" WITH (FORCE)`);
-await cleanup.end();
+await deleteKeys(PREFIX);
+await dropDatabase(DATABASE);

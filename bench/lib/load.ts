@@ -11,6 +11,22 @@ export interface LoadResult {
   timeouts: number;
 }
 
+/** LoadResult plus the 2xx count and the slowest request, for benches that report them. */
+export interface DetailedLoadResult extends LoadResult {
+  ok2xx: number;
+  maxLatency: number;
+}
+
+const summarise = (result: autocannon.Result): LoadResult => ({
+  requestsPerSecond: Math.round(result.requests.average),
+  p50: result.latency.p50,
+  p99: result.latency.p99,
+  requests: result.requests.total,
+  non2xx: result.non2xx,
+  errors: result.errors,
+  timeouts: result.timeouts,
+});
+
 export async function runLoad(
   url: string,
   options: { connections?: number; durationSeconds?: number; headers?: Record<string, string> } = {},
@@ -22,13 +38,28 @@ export async function runLoad(
     headers: options.headers,
     timeout: 10,
   });
-  return {
-    requestsPerSecond: Math.round(result.requests.average),
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    requests: result.requests.total,
-    non2xx: result.non2xx,
-    errors: result.errors,
-    timeouts: result.timeouts,
-  };
+  return summarise(result);
+}
+
+/**
+ * A run whose requests are built per request (`setupRequest`: a body or client address of its own), with a
+ * request timeout of `timeoutSeconds` (autocannon's default, 10, unless given).
+ */
+export async function runRequests(
+  url: string,
+  options: {
+    connections: number;
+    durationSeconds: number;
+    requests: autocannon.Request[];
+    timeoutSeconds?: number;
+  },
+): Promise<DetailedLoadResult> {
+  const result = await autocannon({
+    url,
+    connections: options.connections,
+    duration: options.durationSeconds,
+    timeout: options.timeoutSeconds ?? 10,
+    requests: options.requests,
+  });
+  return { ...summarise(result), ok2xx: result['2xx'], maxLatency: result.latency.max };
 }
