@@ -70,6 +70,8 @@ export function createQueues(connection: Redis, prefix: string): Queues {
         prefix,
       });
       qe.on('error', () => {});
+      // Every request waiting on a job adds listeners here; as many may wait at once as requests are in flight.
+      qe.setMaxListeners(0);
       e = qe.waitUntilReady().then(() => qe);
       events.set(name, e);
     }
