@@ -50,6 +50,8 @@ export function createQueues(connection: Redis, prefix: string): Queues {
     if (!q) {
       q = new Queue(name, { connection, prefix, defaultJobOptions: catalog[name].defaultJobOptions });
       q.on('error', () => {}); // surfaced by the failing call instead
+      // job.waitUntilFinished() listens on the queue too: one listener per request waiting on this queue.
+      q.setMaxListeners(0);
       queues.set(name, q);
     }
     return q;
