@@ -96,8 +96,15 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
 
     const exempt = new Set(options.exempt ?? DEFAULT_EXEMPT);
     let lastWarning = 0;
+    // Its own connection with auto-pipelining: the hourly and daily windows of one request (and those of all
+    // requests in the same tick) leave in one write instead of one round trip each.
+    const redis = options.redis.duplicate({ enableAutoPipelining: true });
+    redis.on('error', () => {}); // reported through onStoreError when a count fails
+    app.addHook('onClose', async () => {
+      redis.disconnect();
+    });
     const limiter = createPlanLimiter<Plan>({
-      redis: options.redis,
+      redis,
       keyPrefix: `${config.queuePrefix}:ratelimit:${options.service}`,
       plans: plansOf(options.service, config.rateLimits) as Record<Plan, Budget>,
       windows: options.windows,
@@ -137,7 +144,7 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
     // A process that has just started must not count in memory merely because its connection is still being
     // made: readiness waits (boundedly) for Redis; if it does not come, the app starts on the memory store.
     app.addHook('onReady', async () => {
-      await redisReady(options.redis, options.redisReadyTimeoutMs ?? 3000);
+      await redisReady(redis, options.redisReadyTimeoutMs ?? 3000);
     });
 
     app.addHook('onRequest', async (request, reply) => {
