@@ -3,10 +3,12 @@
  * 20% of the questions (seeded shuffle) have their tags hidden and are tagged by an index built
  * from the other 80%. Prints precision@3 and recall@5, with a most-popular-tags baseline.
  */
+import { join } from 'node:path';
 import { evaluateTagSuggestions } from '../shared/ai/eval/tag-eval.js';
+import { BEER_DUMP_DIR } from '../shared/datasets.js';
 import { readStackExchangeQuestions } from '../shared/ai/tags/stackexchange-posts.js';
 
-const DEFAULT_POSTS = '/work/shared/datasets/stackexchange-beer/Posts.xml';
+const DEFAULT_POSTS = join(BEER_DUMP_DIR, 'Posts.xml');
 const SEED = 42;
 const TEST_SHARE = 0.2;
 

@@ -4,11 +4,12 @@ import { sql } from 'drizzle-orm';
 import { SaxesParser } from 'saxes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildQaApp } from '../../services/qa/app.js';
+import { BEER_DUMP_DIR } from '../../shared/datasets.js';
 import type { Database } from '../../shared/db/client.js';
 import { runProcess } from '../support/processes.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 
-const DUMP = '/work/shared/datasets/stackexchange-beer';
+const DUMP = BEER_DUMP_DIR;
 
 /** The dump's rows, parsed here independently of the importer, to compute what the database must hold. */
 function rows(file: string): Record<string, string>[] {

@@ -1,15 +1,17 @@
 /**
- * Real data for the AI tests: the beer.stackexchange.com excerpt in /work/shared/datasets, read
+ * Real data for the AI tests: the beer.stackexchange.com excerpt in ../shared/datasets, read
  * once per test file. The retrieval below is a test double for the PostgreSQL full-text search the
  * Q&A service injects (a word-overlap ranking over the same real posts), not a mock of the engine.
  */
 import { createReadStream } from 'node:fs';
+import path from 'node:path';
 import { SaxesParser } from 'saxes';
 import type { RetrievedPost } from '../../../shared/ai/index.js';
 import { contentStems } from '../../../shared/ai/text/nlp.js';
 import { htmlToText } from '../../../shared/ai/text/html-to-text.js';
+import { BEER_DUMP_DIR } from '../../../shared/datasets.js';
 
-export const BEER_POSTS = '/work/shared/datasets/stackexchange-beer/Posts.xml';
+export const BEER_POSTS = path.join(BEER_DUMP_DIR, 'Posts.xml');
 
 export interface BeerPost {
   id: number;
