@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util';
 import closeWithGrace from 'close-with-grace';
 import { buildQaApp } from '../services/qa/app.js';
 import { buildVerifyApp } from '../services/verify/app.js';
-import { createLogger } from '../shared/logger.js';
+import { createLogger, redactUrl } from '../shared/logger.js';
 import { startWorkerMetrics } from '../workers/metrics-server.js';
 import { startWorkerPool, type WorkerPool } from '../workers/pool.js';
 import { bootRuntime, configOrExit } from './process.js';
@@ -18,11 +18,12 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     strict: true,
   });
   const role = values.role!;
-  if (!['all', 'qa', 'verify', 'workers'].includes(role)) throw new Error(`--role must be all, qa, verify or workers`);
+  if (!['all', 'qa', 'verify', 'workers'].includes(role))
+    throw new Error(`--role must be all, qa, verify or workers`);
   const config = configOrExit();
   const logger = createLogger(config.logLevel, `agora-${role}`);
   const { runtime, redis } = await bootRuntime(config, logger, { migrate: true, startRedis: true });
-  logger.info({ database: runtime.database.kind, redis: redis.url }, 'runtime ready');
+  logger.info({ database: runtime.database.kind, redis: redactUrl(redis.url) }, 'runtime ready');
 
   const servers: { close(): Promise<void> }[] = [];
   let pool: WorkerPool | undefined;
@@ -38,10 +39,15 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     servers.push(app);
   }
   if (role === 'all' || role === 'workers') {
-    const requested = values.queues?.split(',').map((q) => q.trim()).filter(Boolean) ?? config.workerQueues;
+    const requested =
+      values.queues
+        ?.split(',')
+        .map((q) => q.trim())
+        .filter(Boolean) ?? config.workerQueues;
     pool = await startWorkerPool(runtime, requested);
     // Alone, a worker process has no HTTP app to serve /metrics from; with the services, theirs shows it all.
-    const metrics = role === 'workers' ? await startWorkerMetrics(config, logger, runtime.queues, pool.queues) : undefined;
+    const metrics =
+      role === 'workers' ? await startWorkerMetrics(config, logger, runtime.queues, pool.queues) : undefined;
     if (metrics) servers.push(metrics);
   }
 

@@ -100,6 +100,9 @@ type DomainCheck = { ok: true; ascii: string } | { ok: false; error: SyntaxError
 export function checkDomain(raw: string): DomainCheck {
   // A trailing root dot is legal in DNS but never in an address (RFC 5321 Domain grammar).
   if (raw.endsWith('.')) return { ok: false, error: 'domain_invalid' };
+  // domainToASCII parses a URL host: it decodes %xx and drops tabs and line breaks, which would turn a malformed
+  // domain into another, valid one. In a mail domain the only ASCII allowed are letters, digits, '-' and '.'.
+  if (/[^A-Za-z0-9.\-\u0080-\uffff]/.test(raw)) return { ok: false, error: 'domain_invalid' };
   const ascii = domainToASCII(raw);
   if (ascii === '') return { ok: false, error: 'domain_invalid' };
   const labels = ascii.split('.');

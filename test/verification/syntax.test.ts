@@ -19,12 +19,21 @@ describe('parseAddress: accepted', () => {
   });
 
   it('converts an IDN domain to punycode and keeps its Unicode form for display', () => {
-    expect(parseAddress('user@MÜNCHEN.de')).toMatchObject({ ok: true, domain: 'xn--mnchen-3ya.de', domainUnicode: 'münchen.de', address: 'user@xn--mnchen-3ya.de' });
+    expect(parseAddress('user@MÜNCHEN.de')).toMatchObject({
+      ok: true,
+      domain: 'xn--mnchen-3ya.de',
+      domainUnicode: 'münchen.de',
+      address: 'user@xn--mnchen-3ya.de',
+    });
   });
 
   it('accepts a UTF-8 local part (RFC 6531) and marks it as needing SMTPUTF8', () => {
     expect(parseAddress('jörg@example.de')).toMatchObject({ ok: true, smtputf8: true });
-    expect(parseAddress('用户@例子.广告')).toMatchObject({ ok: true, smtputf8: true, domain: 'xn--fsqu00a.xn--4rr70v' });
+    expect(parseAddress('用户@例子.广告')).toMatchObject({
+      ok: true,
+      smtputf8: true,
+      domain: 'xn--fsqu00a.xn--4rr70v',
+    });
   });
 
   it('normalises to NFC so composed and decomposed forms are one address', () => {
@@ -59,6 +68,15 @@ describe('parseAddress: rejected', () => {
     ['alice@example-.com', 'domain_invalid'],
     ['alice@exa_mple.com', 'domain_invalid'],
     ['alice@example.com.', 'domain_invalid'],
+    // A URL-host parser would decode or drop these and check another, valid domain (gmail.com, example.comquit).
+    ['someone@gm%61il.com', 'domain_invalid'],
+    ['someone@gmail%2ecom', 'domain_invalid'],
+    ['someone@gm\nail.com', 'domain_invalid'],
+    ['someone@gm\tail.com', 'domain_invalid'],
+    ['a@example.com\r\nQUIT', 'domain_invalid'],
+    ['a@exa mple.com', 'domain_invalid'],
+    ['a@example.com/path', 'domain_invalid'],
+    ['a@example.com:25', 'domain_invalid'],
     [`alice@${'a'.repeat(64)}.com`, 'label_too_long'],
     [`alice@${tooLongDomain}`, 'too_long'],
   ])('%j → %s', (input, error) => {
