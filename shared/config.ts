@@ -66,7 +66,9 @@ class Reader {
       if (!protocols.includes(parsed.protocol)) throw new Error('protocol');
       return value;
     } catch {
-      this.problems.push(`${name}: expected a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`);
+      this.problems.push(
+        `${name}: expected a URL starting with ${protocols.map((p) => `${p}//`).join(' or ')}`,
+      );
       return undefined;
     }
   }
@@ -79,7 +81,8 @@ class Reader {
       .map((e) => e.trim())
       .filter(Boolean);
     const bad = entries.filter((e) => !item(e));
-    if (bad.length > 0) this.problems.push(`${name}: ${bad.map((b) => JSON.stringify(b)).join(', ')} not ${what}`);
+    if (bad.length > 0)
+      this.problems.push(`${name}: ${bad.map((b) => JSON.stringify(b)).join(', ')} not ${what}`);
     return entries;
   }
 }
@@ -103,6 +106,8 @@ export function loadConfig(env: Env = process.env) {
   const config = {
     env: r.oneOf('NODE_ENV', ['development', 'production', 'test'], 'development'),
     databaseUrl: r.url('DATABASE_URL', ['postgres:', 'postgresql:']),
+    // A query that hangs must not hang its request: PostgreSQL cancels statements running longer (0 = no limit).
+    databaseStatementTimeoutMs: r.int('DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),
     dataDir: path.resolve(r.string('DATA_DIR', '.data')),
     redisUrl: r.url('REDIS_URL', ['redis:', 'rediss:']),
     // Hash-tagged so that every key of a queue lands in one Redis Cluster slot.
@@ -124,18 +129,31 @@ export function loadConfig(env: Env = process.env) {
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
     // How long a job's lock lives without renewal: a worker that dies loses its jobs to another after this.
     workerLockMs: r.int('WORKER_LOCK_MS', 30_000, 1000, 600_000),
-    workerQueues: r.list('WORKER_QUEUES', (q) => (QUEUE_NAMES as readonly string[]).includes(q), 'a queue name') as QueueName[],
+    workerQueues: r.list(
+      'WORKER_QUEUES',
+      (q) => (QUEUE_NAMES as readonly string[]).includes(q),
+      'a queue name',
+    ) as QueueName[],
     // Prometheus listener of a workers-role process (GET /metrics, /health); 0 turns it off.
     workerMetricsPort: r.int('WORKER_METRICS_PORT', 9464, 0, 65535),
     rateLimits: {
       enabled: r.bool('RATE_LIMIT_ENABLED', true),
-      anonymous: { hour: r.int('RATE_LIMIT_ANONYMOUS_HOURLY', 60, 1, 1e9), day: r.int('RATE_LIMIT_ANONYMOUS_DAILY', 500, 1, 1e9) },
+      anonymous: {
+        hour: r.int('RATE_LIMIT_ANONYMOUS_HOURLY', 60, 1, 1e9),
+        day: r.int('RATE_LIMIT_ANONYMOUS_DAILY', 500, 1, 1e9),
+      },
       authenticated: {
         hour: r.int('RATE_LIMIT_AUTHENTICATED_HOURLY', 300, 1, 1e9),
         day: r.int('RATE_LIMIT_AUTHENTICATED_DAILY', 5000, 1, 1e9),
       },
-      premium: { hour: r.int('RATE_LIMIT_PREMIUM_HOURLY', 1000, 1, 1e9), day: r.int('RATE_LIMIT_PREMIUM_DAILY', 50000, 1, 1e9) },
-      verify: { hour: r.int('VERIFY_RATE_LIMIT_HOURLY', 1000, 1, 1e9), day: r.int('VERIFY_RATE_LIMIT_DAILY', 10000, 1, 1e9) },
+      premium: {
+        hour: r.int('RATE_LIMIT_PREMIUM_HOURLY', 1000, 1, 1e9),
+        day: r.int('RATE_LIMIT_PREMIUM_DAILY', 50000, 1, 1e9),
+      },
+      verify: {
+        hour: r.int('VERIFY_RATE_LIMIT_HOURLY', 1000, 1, 1e9),
+        day: r.int('VERIFY_RATE_LIMIT_DAILY', 10000, 1, 1e9),
+      },
     },
     qa: {
       // Stack Exchange's "create tags" privilege; a key with the admin scope may always create tags.

@@ -18,10 +18,27 @@ export interface Runtime {
   close(): Promise<void>;
 }
 
-export async function openRuntime(config: Config, logger: Logger, redisUrl: string, options: { migrate?: boolean } = {}): Promise<Runtime> {
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+export async function openRuntime(
+  config: Config,
+  logger: Logger,
+  redisUrl: string,
+  options: { migrate?: boolean } = {},
+): Promise<Runtime> {
+  const target = { databaseUrl: config.databaseUrl, dataDir: config.dataDir };
+  const migrate = options.migrate ?? true;
+  // Migrations may rebuild indexes of large tables: on a server they run on a connection of their own, without
+  // the statement timeout that protects requests. PGlite is in-process and has no such timeout.
+  if (migrate && config.databaseUrl) {
+    const migrator = await openDatabase({ ...target, maxConnections: 2 });
+    try {
+      await migrateDatabase(migrator);
+    } finally {
+      await migrator.close();
+    }
+  }
+  const database = await openDatabase({ ...target, statementTimeoutMs: config.databaseStatementTimeoutMs });
   try {
-    if (options.migrate ?? true) await migrateDatabase(database);
+    if (migrate && !config.databaseUrl) await migrateDatabase(database);
     else await database.query(sql`SELECT 1`);
   } catch (err) {
     await database.close();

@@ -20,6 +20,8 @@ export interface DatabaseOptions {
   databaseUrl?: string;
   dataDir: string;
   maxConnections?: number;
+  /** PostgreSQL's statement_timeout for every connection; 0 or absent: none (bulk loaders, migrations). */
+  statementTimeoutMs?: number;
 }
 
 type RawResult = unknown[] | { rows: unknown[] };
@@ -27,10 +29,12 @@ const rowsOf = <T>(result: RawResult): T[] => (Array.isArray(result) ? result : 
 
 /** PostgreSQL when DATABASE_URL is set; otherwise an embedded PGlite in dataDir, so `npm start` needs no server. */
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options.maxConnections ?? 10) : openPglite(options.dataDir);
+  return options.databaseUrl
+    ? openPostgres(options.databaseUrl, options.maxConnections ?? 10, options.statementTimeoutMs ?? 0)
+    : openPglite(options.dataDir);
 }
 
-async function openPostgres(url: string, max: number): Promise<Database> {
+async function openPostgres(url: string, max: number, statementTimeoutMs: number): Promise<Database> {
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
   const client = postgres(url, {
@@ -38,8 +42,11 @@ async function openPostgres(url: string, max: number): Promise<Database> {
     onnotice: () => {},
     connect_timeout: 10,
     idle_timeout: 60,
+    connection: statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {},
     // Count and id columns are bigint in aggregates; our values fit in a double.
-    types: { bigint: { to: 20, from: [20], serialize: (v: number) => String(v), parse: (v: string) => Number(v) } },
+    types: {
+      bigint: { to: 20, from: [20], serialize: (v: number) => String(v), parse: (v: string) => Number(v) },
+    },
   });
   const db = drizzle(client, { schema }) as unknown as Db;
   return {

@@ -2,9 +2,11 @@ import { randomBytes } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../shared/db/client.js';
+import { pgErrorCode } from '../../shared/db/errors.js';
 import { migrateDatabase } from '../../shared/db/migrate.js';
 import { databaseUrl, withAdmin } from '../support/postgres.js';
 import { runProcess } from '../support/processes.js';
+import { createTestRuntime } from '../support/runtime.js';
 
 describe('migrations', () => {
   const name = `agora_t_${process.pid}_${randomBytes(4).toString('hex')}`;
@@ -12,11 +14,17 @@ describe('migrations', () => {
 
   it('applies once when several replicas start together on an empty database', async () => {
     await withAdmin((admin) => admin.unsafe(`CREATE DATABASE "${name}"`));
-    const replicas = await Promise.all([1, 2, 3, 4].map(() => openDatabase({ databaseUrl: databaseUrl(name), dataDir: '' })));
+    const replicas = await Promise.all(
+      [1, 2, 3, 4].map(() => openDatabase({ databaseUrl: databaseUrl(name), dataDir: '' })),
+    );
     try {
       await Promise.all(replicas.map((replica) => migrateDatabase(replica)));
-      const [applied] = await replicas[0]!.query<{ n: number }>(sql`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`);
-      const journal = await import('../../shared/db/migrations/meta/_journal.json', { with: { type: 'json' } });
+      const [applied] = await replicas[0]!.query<{ n: number }>(
+        sql`SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations`,
+      );
+      const journal = await import('../../shared/db/migrations/meta/_journal.json', {
+        with: { type: 'json' },
+      });
       expect(applied!.n).toBe(journal.default.entries.length);
       const [tables] = await replicas[0]!.query<{ n: number }>(
         sql`SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public' AND table_name IN ('questions', 'api_keys', 'poll_votes', 'digest_sends')`,
@@ -33,5 +41,21 @@ describe('migrations', () => {
     expect(first.code).toBe(0);
     expect(first.stdout).toBe('migrations applied (postgres)\n');
     expect((await runProcess('bin/migrate.ts', [], env)).code).toBe(0);
+  });
+});
+
+describe('statement timeout', () => {
+  it('cancels a service statement that runs longer than DATABASE_STATEMENT_TIMEOUT_MS', async () => {
+    const runtime = await createTestRuntime({ DATABASE_STATEMENT_TIMEOUT_MS: '200' });
+    try {
+      const error = await runtime.database.query(sql`SELECT pg_sleep(2)`).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+      expect(pgErrorCode(error)).toBe('57014'); // query_canceled
+      expect(await runtime.database.query(sql`SELECT 1 AS ok`)).toEqual([{ ok: 1 }]);
+    } finally {
+      await runtime.close();
+    }
   });
 });
