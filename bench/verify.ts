@@ -20,14 +20,15 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import postgres from 'postgres';
 import { startDnsServer, type Zone } from '../test/support/dns-server.js';
+import { benchDatabaseUrl, recreateDatabase } from './lib/postgres.js';
+import { freePort } from './lib/processes.js';
+import { deleteKeys, REDIS_URL } from './lib/redis.js';
 import { startSlowSmtp } from '../test/verify-service/slow-smtp.js';
 
 const { values } = parseArgs({
@@ -54,45 +55,11 @@ const RUN_TIMEOUT_MS = 10 * 60_000;
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const TSX = fileURLToPath(new URL('../node_modules/.bin/tsx', import.meta.url));
-const ADMIN_URL = process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE = 'agora_bench_verify';
-const databaseUrl = Object.assign(new URL(ADMIN_URL), { pathname: `/${DATABASE}` }).toString();
+const databaseUrl = benchDatabaseUrl(DATABASE);
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const hostIp = (i: number) => `127.0.10.${i + 1}`;
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  server.close();
-  return port;
-}
-
-async function deleteKeys(prefix: string): Promise<void> {
-  const redis = new Redis(REDIS_URL, { connectTimeout: 5000, maxRetriesPerRequest: 2 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (keys.length > 0) await redis.unlink(...keys);
-    } while (cursor !== '0');
-  } finally {
-    redis.disconnect();
-  }
-}
-
-async function recreateDatabase(): Promise<void> {
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {}, connect_timeout: 5 });
-  try {
-    await admin.unsafe(`DROP DATABASE IF EXISTS "${DATABASE}" WITH (FORCE)`);
-    await admin.unsafe(`CREATE DATABASE "${DATABASE}"`);
-  } finally {
-    await admin.end({ timeout: 5 });
-  }
-}
 
 const children = new Set<ChildProcess>();
 function start(script: string, args: string[], env: Record<string, string>): ChildProcess {
@@ -192,7 +159,7 @@ async function main(): Promise<void> {
     addresses.slice(b * BATCH, (b + 1) * BATCH),
   );
 
-  await recreateDatabase();
+  await recreateDatabase(DATABASE);
   const port = await freePort();
   const baseEnv = {
     DATABASE_URL: databaseUrl,

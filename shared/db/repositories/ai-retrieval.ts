@@ -1,5 +1,6 @@
 import { inArray, sql, type SQL } from 'drizzle-orm';
 import type { Database } from '../client.js';
+import type { RetrievedPost } from '../../ai/index.js';
 import { tags } from '../schema/index.js';
 
 /**
@@ -14,14 +15,8 @@ export interface SimilarQuestionRow {
   similarity: number;
 }
 
-export interface RetrievedPostRow {
-  questionId: number;
-  answerId?: number;
-  title: string;
-  excerpt: string;
-  votes: number;
-  isAccepted: boolean;
-}
+/** What chat retrieval returns: the engine's own shape. */
+export type RetrievedPostRow = RetrievedPost;
 
 export interface TaggedQuestion {
   id: number;
