@@ -22,6 +22,17 @@ export interface ZoneEntry {
 
 export type Zone = Record<string, ZoneEntry>;
 
+/** MX records in the given order of preference (10, 20, …). */
+export const mx = (...hosts: string[]): ZoneEntry => ({
+  MX: hosts.map((exchange, i) => ({ preference: (i + 1) * 10, exchange })),
+});
+
+/** A mail domain whose one MX host, `mx.<domain>`, has the address `ip`. */
+export const mailDomain = (domain: string, ip: string): Zone => ({
+  [domain]: mx(`mx.${domain}`),
+  [`mx.${domain}`]: { A: [ip] },
+});
+
 export interface DnsServer {
   /** `host:port` for VerifierOptions.dnsServers. */
   endpoint: string;
@@ -49,15 +60,40 @@ export async function startDnsServer(initial: Zone, host = '127.0.0.1'): Promise
     if (entry?.rcode) rcode = RCODE[entry.rcode];
     const answers: Answer[] = [];
     if (entry && !entry.rcode) {
-      if (question.type === 'MX') for (const mx of entry.MX ?? []) answers.push({ type: 'MX', name: question.name, ttl, data: mx });
-      if (question.type === 'A') for (const ip of entry.A ?? []) answers.push({ type: 'A', name: question.name, ttl, data: ip });
-      if (question.type === 'AAAA') for (const ip of entry.AAAA ?? []) answers.push({ type: 'AAAA', name: question.name, ttl, data: ip });
+      if (question.type === 'MX')
+        for (const mx of entry.MX ?? []) answers.push({ type: 'MX', name: question.name, ttl, data: mx });
+      if (question.type === 'A')
+        for (const ip of entry.A ?? []) answers.push({ type: 'A', name: question.name, ttl, data: ip });
+      if (question.type === 'AAAA')
+        for (const ip of entry.AAAA ?? []) answers.push({ type: 'AAAA', name: question.name, ttl, data: ip });
     }
     const authorities: Answer[] =
       answers.length === 0 && !entry?.rcode
-        ? [{ type: 'SOA', name: question.name, ttl, data: { mname: 'ns.test', rname: 'hostmaster.test', serial: 1, refresh: 3600, retry: 600, expire: 86400, minimum: 60 } }]
+        ? [
+            {
+              type: 'SOA',
+              name: question.name,
+              ttl,
+              data: {
+                mname: 'ns.test',
+                rname: 'hostmaster.test',
+                serial: 1,
+                refresh: 3600,
+                retry: 600,
+                expire: 86400,
+                minimum: 60,
+              },
+            },
+          ]
         : [];
-    return dnsPacket.encode({ id: query.id, type: 'response', flags: FLAGS | rcode, questions: query.questions, answers, authorities });
+    return dnsPacket.encode({
+      id: query.id,
+      type: 'response',
+      flags: FLAGS | rcode,
+      questions: query.questions,
+      answers,
+      authorities,
+    });
   };
 
   const udp = dgram.createSocket('udp4');

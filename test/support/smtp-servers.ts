@@ -12,6 +12,20 @@ import { SMTPServer, type SMTPServerAddress, type SMTPServerSession } from 'smtp
 /** A reply as it goes on the wire; "\n" separates the lines of a raw multi-line reply. */
 export type ScriptedReply = string;
 
+/** Calls onCommand with each complete command line (CRLF or LF ended) and its upper-cased verb. */
+export function onCommands(socket: net.Socket, onCommand: (verb: string, line: string) => void): void {
+  let buffer = '';
+  socket.on('data', (chunk) => {
+    buffer += chunk.toString('utf8');
+    let newline: number;
+    while ((newline = buffer.indexOf('\n')) >= 0) {
+      const line = buffer.slice(0, newline).replace(/\r$/, '');
+      buffer = buffer.slice(newline + 1);
+      onCommand(line.split(' ')[0]!.toUpperCase(), line);
+    }
+  });
+}
+
 export interface SmtpSpec {
   kind: 'smtp';
   /** Reply per local part (lower case); 'accept' or a rejection like "550 5.1.1 User unknown". */
@@ -71,9 +85,21 @@ export async function startMailWorld(specs: Record<string, ServerSpec>): Promise
     const running: Running[] = [];
     try {
       for (const [address, spec] of Object.entries(specs)) {
-        const log: ServerLog = { connections: 0, open: 0, maxOpen: 0, rcpts: [], heloNames: [], secureMailFroms: 0, dataCommands: 0 };
+        const log: ServerLog = {
+          connections: 0,
+          open: 0,
+          maxOpen: 0,
+          rcpts: [],
+          heloNames: [],
+          secureMailFroms: 0,
+          dataCommands: 0,
+        };
         logs[address] = log;
-        running.push(spec.kind === 'smtp' ? await startSmtp(address, port, spec, log) : await startRaw(address, port, spec, log));
+        running.push(
+          spec.kind === 'smtp'
+            ? await startSmtp(address, port, spec, log)
+            : await startRaw(address, port, spec, log),
+        );
       }
       return { port, logs, close: async () => void (await Promise.all(running.map((r) => r.close()))) };
     } catch (err) {
@@ -105,7 +131,8 @@ async function startSmtp(address: string, port: number, spec: SmtpSpec, log: Ser
     },
     onMailFrom(_from: SMTPServerAddress, session: SMTPServerSession, callback) {
       log.heloNames.push(session.hostNameAppearsAs);
-      if (spec.requireTls && !session.secure) return callback(replyError('530 5.7.0 Must issue a STARTTLS command first'));
+      if (spec.requireTls && !session.secure)
+        return callback(replyError('530 5.7.0 Must issue a STARTTLS command first'));
       if (session.secure) log.secureMailFroms++;
       if (spec.mailFrom) return callback(replyError(spec.mailFrom));
       callback();
@@ -158,35 +185,27 @@ async function startRaw(address: string, port: number, spec: RawSpec, log: Serve
     };
     if (spec.greeting === null) return;
     send(spec.greeting, '220 raw.test ESMTP');
-    let buffer = '';
-    socket.on('data', (chunk) => {
-      buffer += chunk.toString('utf8');
-      let newline: number;
-      while ((newline = buffer.indexOf('\n')) >= 0) {
-        const line = buffer.slice(0, newline).replace(/\r$/, '');
-        buffer = buffer.slice(newline + 1);
-        const verb = line.split(' ')[0]!.toUpperCase();
-        if (verb === 'EHLO') {
-          log.heloNames.push(line.slice(5));
-          send(spec.ehlo, '250-raw.test\n250 ENHANCEDSTATUSCODES');
-        } else if (verb === 'HELO') {
-          log.heloNames.push(line.slice(5));
-          send(undefined, '250 raw.test');
-        } else if (verb === 'MAIL') send(spec.mailFrom, '250 2.1.0 Ok');
-        else if (verb === 'RCPT') {
-          const rcpt = /<(.*)>/.exec(line)?.[1] ?? '';
-          log.rcpts.push(rcpt);
-          send(spec.rcpt?.(rcpt), '250 2.1.5 Ok');
-        } else if (verb === 'RSET') send(undefined, '250 2.0.0 Ok');
-        else if (verb === 'QUIT') {
-          end();
-          send(undefined, '221 2.0.0 Bye');
-          socket.end();
-        } else if (verb === 'DATA') {
-          log.dataCommands++;
-          send(undefined, '554 5.5.1 No thanks');
-        } else send(undefined, '502 5.5.2 Command not recognized');
-      }
+    onCommands(socket, (verb, line) => {
+      if (verb === 'EHLO') {
+        log.heloNames.push(line.slice(5));
+        send(spec.ehlo, '250-raw.test\n250 ENHANCEDSTATUSCODES');
+      } else if (verb === 'HELO') {
+        log.heloNames.push(line.slice(5));
+        send(undefined, '250 raw.test');
+      } else if (verb === 'MAIL') send(spec.mailFrom, '250 2.1.0 Ok');
+      else if (verb === 'RCPT') {
+        const rcpt = /<(.*)>/.exec(line)?.[1] ?? '';
+        log.rcpts.push(rcpt);
+        send(spec.rcpt?.(rcpt), '250 2.1.5 Ok');
+      } else if (verb === 'RSET') send(undefined, '250 2.0.0 Ok');
+      else if (verb === 'QUIT') {
+        end();
+        send(undefined, '221 2.0.0 Bye');
+        socket.end();
+      } else if (verb === 'DATA') {
+        log.dataCommands++;
+        send(undefined, '554 5.5.1 No thanks');
+      } else send(undefined, '502 5.5.2 Command not recognized');
     });
   });
   await new Promise<void>((resolve, reject) => {

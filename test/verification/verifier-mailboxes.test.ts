@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVerifier } from '../../shared/verification/verifier.js';
 import type { VerifierOptions } from '../../shared/verification/types.js';
-import { startDnsServer, type DnsServer } from '../support/dns-server.js';
+import { type DnsServer, mailDomain, mx, startDnsServer } from '../support/dns-server.js';
 import { startMailWorld, type MailWorld } from '../support/smtp-servers.js';
 import { freshPrefix, testRedis, verifierOptions } from './helpers.js';
 
@@ -20,8 +20,6 @@ const GMAIL_NO_SUCH_USER = [
   '550 5.1.1 unnecessary spaces. https://support.google.com/mail/?p=NoSuchUser',
 ].join('\n');
 
-const mx = (host: string) => ({ MX: [{ preference: 10, exchange: host }] });
-
 let dns: DnsServer;
 let world: MailWorld;
 const store = testRedis('mailboxes');
@@ -34,7 +32,7 @@ beforeAll(async () => {
       mailboxes: {
         alice: 'accept',
         info: 'accept',
-        'jörg': 'accept',
+        jörg: 'accept',
         bob: '550 5.1.1 <bob@example.test>: Recipient address rejected: User unknown in virtual mailbox table',
         full: '552 5.2.2 <full@example.test>: Recipient address rejected: Mailbox full',
         disabled: '550 5.2.1 The email account that you tried to reach is disabled.',
@@ -46,22 +44,26 @@ beforeAll(async () => {
     [TLS_ONLY]: { kind: 'smtp', requireTls: true, mailboxes: { alice: 'accept' } },
     [RAW]: {
       kind: 'raw',
-      rcpt: (a) => (a.startsWith('gone@') ? GMAIL_NO_SUCH_USER : /^(alice|"john doe")@/.test(a) ? undefined : '550 5.1.1 No such user'),
+      rcpt: (a) =>
+        a.startsWith('gone@')
+          ? GMAIL_NO_SUCH_USER
+          : /^(alice|"john doe")@/.test(a)
+            ? undefined
+            : '550 5.1.1 No such user',
     },
-    [HELO_ONLY]: { kind: 'raw', ehlo: '502 5.5.2 Error: command not recognized', rcpt: (a) => (a.startsWith('alice@') ? undefined : '550 No such user here') },
-    [NO_UTF8]: { kind: 'smtp', hideSmtpUtf8: true, mailboxes: { 'jörg': 'accept', alice: 'accept' } },
+    [HELO_ONLY]: {
+      kind: 'raw',
+      ehlo: '502 5.5.2 Error: command not recognized',
+      rcpt: (a) => (a.startsWith('alice@') ? undefined : '550 No such user here'),
+    },
+    [NO_UTF8]: { kind: 'smtp', hideSmtpUtf8: true, mailboxes: { jörg: 'accept', alice: 'accept' } },
   });
   dns = await startDnsServer({
-    'example.test': mx('mx.example.test'),
-    'mx.example.test': { A: [MAIN] },
-    'catchall.test': mx('mx.catchall.test'),
-    'mx.catchall.test': { A: [CATCH_ALL] },
-    'tls.test': mx('mx.tls.test'),
-    'mx.tls.test': { A: [TLS_ONLY] },
-    'raw.test': mx('mx.raw.test'),
-    'mx.raw.test': { A: [RAW] },
-    'helo.test': mx('mx.helo.test'),
-    'mx.helo.test': { A: [HELO_ONLY] },
+    ...mailDomain('example.test', MAIN),
+    ...mailDomain('catchall.test', CATCH_ALL),
+    ...mailDomain('tls.test', TLS_ONLY),
+    ...mailDomain('raw.test', RAW),
+    ...mailDomain('helo.test', HELO_ONLY),
     'ascii.test': mx('mx.ascii.test'),
     'mx.ascii.test': { A: [NO_UTF8] },
     // Real provider names, so the flags come from the packages' lists; DNS still points home.
@@ -70,7 +72,13 @@ beforeAll(async () => {
     'xn--mnchen-3ya.test': mx('mx.example.test'),
   });
   options = (extra = {}) =>
-    verifierOptions({ redis: store.redis, keyPrefix: freshPrefix(store.prefix), dnsServers: [dns.endpoint], smtpPort: world.port, ...extra });
+    verifierOptions({
+      redis: store.redis,
+      keyPrefix: freshPrefix(store.prefix),
+      dnsServers: [dns.endpoint],
+      smtpPort: world.port,
+      ...extra,
+    });
 });
 
 afterAll(async () => {
@@ -147,7 +155,12 @@ describe('mailbox verdicts', () => {
 describe('flags', () => {
   it('flags a disposable provider and rates an accepted address there risky', async () => {
     const r = await createVerifier(options()).verify('alice@mailinator.com');
-    expect(r).toMatchObject({ status: 'risky', reason: 'disposable', is_disposable: true, is_free_provider: false });
+    expect(r).toMatchObject({
+      status: 'risky',
+      reason: 'disposable',
+      is_disposable: true,
+      is_free_provider: false,
+    });
   });
 
   it('flags a free provider without making it risky', async () => {
@@ -176,7 +189,10 @@ describe('international and unusual addresses', () => {
   it('probes a UTF-8 local part with SMTPUTF8 when offered, and gives up when not', async () => {
     const verifier = createVerifier(options());
     expect(await verifier.verify('jörg@example.test')).toMatchObject({ status: 'valid' });
-    expect(await verifier.verify('jörg@ascii.test')).toMatchObject({ status: 'unknown', reason: 'smtputf8_unsupported' });
+    expect(await verifier.verify('jörg@ascii.test')).toMatchObject({
+      status: 'unknown',
+      reason: 'smtputf8_unsupported',
+    });
   });
 
   it('probes a quoted local part as typed', async () => {
@@ -188,15 +204,33 @@ describe('international and unusual addresses', () => {
   it('answers bad syntax without any DNS query or SMTP connection', async () => {
     const queries = dns.queries.length;
     const connections = Object.values(world.logs).reduce((n, l) => n + l.connections, 0);
-    const results = await createVerifier(options()).verifyDomainGroup(['not-an-address', 'a..b@example.test', 'x@[127.0.0.2]', '']);
-    for (const r of results) expect(r).toMatchObject({ status: 'invalid', reason: 'bad_syntax', syntax_valid: false, score: 0, mx_record: '' });
+    const results = await createVerifier(options()).verifyDomainGroup([
+      'not-an-address',
+      'a..b@example.test',
+      'x@[127.0.0.2]',
+      '',
+    ]);
+    for (const r of results)
+      expect(r).toMatchObject({
+        status: 'invalid',
+        reason: 'bad_syntax',
+        syntax_valid: false,
+        score: 0,
+        mx_record: '',
+      });
     expect(dns.queries.length).toBe(queries);
     expect(Object.values(world.logs).reduce((n, l) => n + l.connections, 0)).toBe(connections);
   });
 
   it('answers in input order, duplicates included, probing each address once', async () => {
     const before = world.logs[MAIN]!.rcpts.length;
-    const input = ['alice@example.test', 'bob@example.test', 'ALICE@Example.test', 'alice@example.test', 'nope'];
+    const input = [
+      'alice@example.test',
+      'bob@example.test',
+      'ALICE@Example.test',
+      'alice@example.test',
+      'nope',
+    ];
     const results = await createVerifier(options()).verifyDomainGroup(input);
     expect(results.map((r) => r.email)).toEqual(input);
     // The test server, like most, ignores the case of local parts.

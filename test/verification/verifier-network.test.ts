@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createVerifier } from '../../shared/verification/verifier.js';
 import type { VerifierOptions } from '../../shared/verification/types.js';
-import { startDnsServer, type DnsServer } from '../support/dns-server.js';
+import { type DnsServer, mx, startDnsServer } from '../support/dns-server.js';
 import { startMailWorld, type MailWorld } from '../support/smtp-servers.js';
 import { freshPrefix, testRedis, verifierOptions } from './helpers.js';
 
@@ -20,7 +20,6 @@ const NOBODY_1 = '127.0.0.9'; // nothing listens: connection refused
 const NOBODY_2 = '127.0.0.10';
 
 const host = (name: string, ip: string) => ({ [name]: { A: [ip] } });
-const mx = (...hosts: string[]) => ({ MX: hosts.map((exchange, i) => ({ preference: (i + 1) * 10, exchange })) });
 
 let dns: DnsServer;
 let world: MailWorld;
@@ -31,9 +30,16 @@ beforeAll(async () => {
   world = await startMailWorld({
     [MAIN]: { kind: 'smtp', mailboxes: { alice: 'accept' } },
     [TARPIT]: { kind: 'raw', greeting: null },
-    [DROPPER]: { kind: 'raw', rcpt: (a) => (a.startsWith('drop@') ? 'drop' : a.startsWith('alice@') ? undefined : '550 5.1.1 User unknown') },
+    [DROPPER]: {
+      kind: 'raw',
+      rcpt: (a) =>
+        a.startsWith('drop@') ? 'drop' : a.startsWith('alice@') ? undefined : '550 5.1.1 User unknown',
+    },
     [GUARDED]: { kind: 'smtp', others: 'accept' },
-    [BATCH]: { kind: 'smtp', mailboxes: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`user${i}`, 'accept' as const])) },
+    [BATCH]: {
+      kind: 'smtp',
+      mailboxes: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`user${i}`, 'accept' as const])),
+    },
     [PARALLEL]: { kind: 'raw' },
     [GREET_421]: { kind: 'raw', greeting: '421 4.3.2 Service shutting down, closing transmission channel' },
     [SENDER_BLOCK]: { kind: 'raw', mailFrom: '550 5.7.1 Sender rejected by policy' },
@@ -67,7 +73,13 @@ beforeAll(async () => {
     ...host('mx.parallel.test', PARALLEL),
   });
   options = (extra = {}) =>
-    verifierOptions({ redis: store.redis, keyPrefix: freshPrefix(store.prefix), dnsServers: [dns.endpoint], smtpPort: world.port, ...extra });
+    verifierOptions({
+      redis: store.redis,
+      keyPrefix: freshPrefix(store.prefix),
+      dnsServers: [dns.endpoint],
+      smtpPort: world.port,
+      ...extra,
+    });
 });
 
 afterAll(async () => {
@@ -76,7 +88,8 @@ afterAll(async () => {
   await store.cleanup();
 });
 
-const mxQueries = (name: string): number => dns.queries.filter((q) => q.name === name && q.type === 'MX').length;
+const mxQueries = (name: string): number =>
+  dns.queries.filter((q) => q.name === name && q.type === 'MX').length;
 
 describe('no mail host', () => {
   it.each([
@@ -85,7 +98,14 @@ describe('no mail host', () => {
     ['empty.test', 'no_mx'],
   ])('rates an address at %s invalid (%s) without any SMTP connection', async (domain, reason) => {
     const r = await createVerifier(options()).verify(`alice@${domain}`);
-    expect(r).toMatchObject({ status: 'invalid', reason, mx_found: false, mx_record: '', smtp_valid: false, smtp_code: null });
+    expect(r).toMatchObject({
+      status: 'invalid',
+      reason,
+      mx_found: false,
+      mx_record: '',
+      smtp_valid: false,
+      smtp_code: null,
+    });
     expect(r.score).toBeLessThanOrEqual(10);
   });
 
@@ -100,7 +120,11 @@ describe('no mail host', () => {
   ])('rates %s unknown on %s, and does not cache it', async (domain) => {
     const verifier = createVerifier(options({ dnsTimeoutMs: 200 }));
     const before = mxQueries(domain);
-    expect(await verifier.verify(`alice@${domain}`)).toMatchObject({ status: 'unknown', reason: 'dns_error', mx_found: false });
+    expect(await verifier.verify(`alice@${domain}`)).toMatchObject({
+      status: 'unknown',
+      reason: 'dns_error',
+      mx_found: false,
+    });
     await verifier.verify(`alice@${domain}`);
     expect(mxQueries(domain) - before).toBe(2);
   });
@@ -128,7 +152,12 @@ describe('fallback and misbehaving servers', () => {
 
   it('rates unknown when every MX refuses connections', async () => {
     const r = await createVerifier(options()).verify('alice@refused.test');
-    expect(r).toMatchObject({ status: 'unknown', reason: 'connection_failed', mx_found: true, smtp_valid: false });
+    expect(r).toMatchObject({
+      status: 'unknown',
+      reason: 'connection_failed',
+      mx_found: true,
+      smtp_valid: false,
+    });
   });
 
   it('gives up on a tarpit that never greets', async () => {
@@ -138,7 +167,10 @@ describe('fallback and misbehaving servers', () => {
 
   it('survives a connection dropped mid-session: other addresses keep their verdicts', async () => {
     const before = world.logs[DROPPER]!.connections;
-    const [alice, drop] = await createVerifier(options()).verifyDomainGroup(['alice@drop.test', 'drop@drop.test']);
+    const [alice, drop] = await createVerifier(options()).verifyDomainGroup([
+      'alice@drop.test',
+      'drop@drop.test',
+    ]);
     expect(alice).toMatchObject({ status: 'valid' });
     expect(drop).toMatchObject({ status: 'unknown', reason: 'connection_failed' });
     // The dropped address is retried once in a fresh session, then given up.
@@ -146,15 +178,24 @@ describe('fallback and misbehaving servers', () => {
   });
 
   it('reads a refused MAIL FROM as a block of the prober, for every address', async () => {
-    const results = await createVerifier(options()).verifyDomainGroup(['a@senderblock.test', 'b@senderblock.test']);
-    for (const r of results) expect(r).toMatchObject({ status: 'unknown', reason: 'blocked', smtp_code: 550 });
+    const results = await createVerifier(options()).verifyDomainGroup([
+      'a@senderblock.test',
+      'b@senderblock.test',
+    ]);
+    for (const r of results)
+      expect(r).toMatchObject({ status: 'unknown', reason: 'blocked', smtp_code: 550 });
   });
 });
 
 describe('private-address guard', () => {
   it('never connects to a loopback MX unless allowPrivateMx is set', async () => {
     const r = await createVerifier(options({ allowPrivateMx: false })).verify('alice@guarded.test');
-    expect(r).toMatchObject({ status: 'unknown', reason: 'private_mx', mx_found: true, mx_record: 'mx.guarded.test' });
+    expect(r).toMatchObject({
+      status: 'unknown',
+      reason: 'private_mx',
+      mx_found: true,
+      mx_record: 'mx.guarded.test',
+    });
     expect(world.logs[GUARDED]!.connections).toBe(0);
   });
 });
@@ -175,18 +216,26 @@ describe('sessions and concurrency', () => {
     expect(world.logs[BATCH]!.connections - again).toBe(5);
   });
 
-  it.each([1, 2])('never holds more than mxConcurrency=%i sessions with one MX, across verifiers', async (limit) => {
-    const log = world.logs[PARALLEL]!;
-    log.maxOpen = log.open;
-    const before = log.connections;
-    const shared = options({ mxConcurrency: limit });
-    // Two verifiers stand for two workers: they share only Redis.
-    const workers = [createVerifier(shared), createVerifier(shared)];
-    const addresses = Array.from({ length: 60 }, (_, i) => `p${i}@parallel.test`);
-    await Promise.all(workers.flatMap((w) => [w.verifyDomainGroup(addresses.slice(0, 30)), w.verifyDomainGroup(addresses.slice(30))]));
-    expect(log.connections - before).toBeGreaterThan(limit);
-    // Reaching the limit depends on scheduling; exceeding it must never happen.
-    expect(log.maxOpen).toBeLessThanOrEqual(limit);
-    expect(log.maxOpen).toBeGreaterThan(0);
-  });
+  it.each([1, 2])(
+    'never holds more than mxConcurrency=%i sessions with one MX, across verifiers',
+    async (limit) => {
+      const log = world.logs[PARALLEL]!;
+      log.maxOpen = log.open;
+      const before = log.connections;
+      const shared = options({ mxConcurrency: limit });
+      // Two verifiers stand for two workers: they share only Redis.
+      const workers = [createVerifier(shared), createVerifier(shared)];
+      const addresses = Array.from({ length: 60 }, (_, i) => `p${i}@parallel.test`);
+      await Promise.all(
+        workers.flatMap((w) => [
+          w.verifyDomainGroup(addresses.slice(0, 30)),
+          w.verifyDomainGroup(addresses.slice(30)),
+        ]),
+      );
+      expect(log.connections - before).toBeGreaterThan(limit);
+      // Reaching the limit depends on scheduling; exceeding it must never happen.
+      expect(log.maxOpen).toBeLessThanOrEqual(limit);
+      expect(log.maxOpen).toBeGreaterThan(0);
+    },
+  );
 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildVerifyApp } from '../../services/verify/app.js';
 import { domainJobId } from '../../shared/verification/service.js';
 import { startWorkerPool, type WorkerPool } from '../../workers/pool.js';
-import { startDnsServer, type DnsServer } from '../support/dns-server.js';
+import { type DnsServer, mailDomain, startDnsServer } from '../support/dns-server.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { startMailWorld, type MailWorld } from '../support/smtp-servers.js';
 import { createKeys, worldEnv } from './helpers.js';
@@ -33,8 +33,6 @@ const RESULT_FIELDS = [
   'duration_ms',
 ].sort();
 
-const mx = (host: string) => ({ MX: [{ preference: 10, exchange: host }] });
-
 let dns: DnsServer;
 let world: MailWorld;
 let runtime: TestRuntime;
@@ -60,14 +58,10 @@ beforeAll(async () => {
     [TARPIT]: { kind: 'raw', greeting: null },
   });
   dns = await startDnsServer({
-    'example.test': mx('mx.example.test'),
-    'mx.example.test': { A: [MAIN] },
-    'catchall.test': mx('mx.catchall.test'),
-    'mx.catchall.test': { A: [CATCH_ALL] },
-    'many.test': mx('mx.many.test'),
-    'mx.many.test': { A: [MANY] },
-    'tarpit.test': mx('mx.tarpit.test'),
-    'mx.tarpit.test': { A: [TARPIT] },
+    ...mailDomain('example.test', MAIN),
+    ...mailDomain('catchall.test', CATCH_ALL),
+    ...mailDomain('many.test', MANY),
+    ...mailDomain('tarpit.test', TARPIT),
   });
   // Long SMTP timeouts: a `timeout` result in these tests can only come from the request's deadline.
   runtime = await createTestRuntime(

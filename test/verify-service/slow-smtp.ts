@@ -1,3 +1,4 @@
+import { onCommands } from '../support/smtp-servers.js';
 import net from 'node:net';
 
 /**
@@ -115,26 +116,18 @@ function serve(
   };
 
   reply('220 slow.test ESMTP');
-  let buffer = '';
-  socket.on('data', (chunk) => {
-    buffer += chunk.toString('utf8');
-    let newline: number;
-    while ((newline = buffer.indexOf('\n')) >= 0) {
-      const line = buffer.slice(0, newline).replace(/\r$/, '');
-      buffer = buffer.slice(newline + 1);
-      const verb = line.split(' ')[0]!.toUpperCase();
-      if (verb === 'EHLO') reply('250-slow.test\r\n250 ENHANCEDSTATUSCODES');
-      else if (verb === 'HELO' || verb === 'RSET' || verb === 'MAIL') reply('250 2.0.0 Ok');
-      else if (verb === 'RCPT') {
-        const address = /<(.*)>/.exec(line)?.[1] ?? '';
-        s.rcpts++;
-        options.onRcpt?.(address, host);
-        reply(options.accepts(address) ? '250 2.1.5 Ok' : '550 5.1.1 No such user');
-        rcptSeen = true;
-      } else if (verb === 'QUIT') {
-        end();
-        reply('221 2.0.0 Bye', () => socket.end());
-      } else reply('502 5.5.2 Command not recognized');
-    }
+  onCommands(socket, (verb, line) => {
+    if (verb === 'EHLO') reply('250-slow.test\r\n250 ENHANCEDSTATUSCODES');
+    else if (verb === 'HELO' || verb === 'RSET' || verb === 'MAIL') reply('250 2.0.0 Ok');
+    else if (verb === 'RCPT') {
+      const address = /<(.*)>/.exec(line)?.[1] ?? '';
+      s.rcpts++;
+      options.onRcpt?.(address, host);
+      reply(options.accepts(address) ? '250 2.1.5 Ok' : '550 5.1.1 No such user');
+      rcptSeen = true;
+    } else if (verb === 'QUIT') {
+      end();
+      reply('221 2.0.0 Bye', () => socket.end());
+    } else reply('502 5.5.2 Command not recognized');
   });
 }

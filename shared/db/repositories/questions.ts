@@ -27,21 +27,13 @@ export interface QuestionView {
   created_at: string;
 }
 
-interface QuestionRow {
-  id: number;
-  title: string;
-  slug: string;
-  content: string;
-  votes: number;
-  views: number;
-  answers_count: number;
-  has_accepted: boolean;
+/** A row as selected by COLUMNS: the view's fields, with the author flattened and tags as stored. */
+type QuestionRow = Omit<QuestionView, 'author' | 'tags'> & {
   tag_names: string[];
-  created_at: string;
   author_id: number;
   author_username: string;
   author_avatar: string;
-}
+};
 
 // NULLS LAST as in the indexes (drizzle's .desc()): without it PostgreSQL cannot walk them in order and sorts.
 // Every order ends with id desc so that equal keys still have one order and consecutive pages never overlap.
