@@ -19,7 +19,7 @@ import {
 
 /**
  * POST /verify answers inline from this process (one address: DNS + one SMTP session, no queue round trip).
- * POST /bulk-verify fans the batch out to the verify workers, one job per domain, and waits for all of them until
+ * POST /bulk-verify fans the batch out to the verify workers (whole domains per job) and waits for all of them until
  * VERIFY_BULK_DEADLINE_MS. Both need an X-API-Key with the `verify` scope; see docs/verification.md "Service".
  */
 export const verifyRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async (app, { deps }) => {
@@ -31,6 +31,7 @@ export const verifyRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = asy
     deadlineMs: deps.config.verify.bulkDeadlineMs,
     logger: log,
   });
+  app.addHook('onClose', async () => verifier.close());
 
   // Checked before the body is read: a caller without a usable key learns that first (401/403), not a 400.
   const guard = requireScope('verify');

@@ -1,17 +1,18 @@
 import { Type } from 'typebox';
 import { defineQueue, retrying } from './define.js';
 
-/** Most addresses one bulk request (and so one domain job) carries. */
+/** Most addresses one bulk request (and so one job) carries. */
 export const VERIFY_MAX_BATCH = 100;
 
 /**
- * One job probes the addresses of one domain, so they share the DNS answer, the catch-all probe and the SMTP
- * sessions. POST /bulk-verify enqueues one per domain and waits for them all (enqueueAndWait).
+ * One job probes the addresses of one or more whole domains (a domain's addresses share the DNS answer, the
+ * catch-all probe and the SMTP sessions; small domains are packed together). POST /bulk-verify enqueues a request's
+ * jobs and waits for them all (enqueueAndWait).
  */
 export const verifyQueue = defineQueue({
   name: 'verify',
   jobs: {
-    'verify-domain': {
+    'verify-domains': {
       emails: Type.Array(Type.String({ maxLength: 512 }), { minItems: 1, maxItems: VERIFY_MAX_BATCH }),
       // Epoch ms after which nobody waits for the answer any more: a worker skips the job instead of probing.
       expiresAt: Type.Optional(Type.Integer({ minimum: 0 })),

@@ -10,6 +10,12 @@ import type { Redis } from 'ioredis';
  * A sorted set per host holds one member per open connection, scored by acquisition time (Redis
  * clock, so workers' clocks may disagree). A member older than the lease is a crashed holder
  * and is swept on the next acquire: no connection slot leaks forever.
+ *
+ * A waiter retries when a release is announced on a pub/sub channel (one subscriber connection per
+ * process, opened on first use), so a freed slot is taken within a round trip instead of at the
+ * next poll; polling with backoff stays as the fallback for slots that expire and messages lost
+ * while the subscriber reconnects. A waiter also announces that it wants the host, so that a process
+ * keeping an idle connection to it for later (the session pool) gives the slot up now.
  */
 
 const ACQUIRE = `
@@ -41,13 +47,61 @@ export class SemaphoreTimeoutError extends Error {
   }
 }
 
-// Waiting workers poll; jitter keeps them from retrying in lockstep.
+// Waiting workers poll as a fallback; jitter keeps them from retrying in lockstep.
 const POLL_MIN_MS = 10;
-const POLL_MAX_MS = 60;
+const POLL_MAX_MS = 250;
 
 export function createMxSemaphore(opts: MxSemaphoreOptions) {
   const slotKey = (host: string): string => `${opts.keyPrefix}mx-slots:${host}`;
   const paceKey = (host: string): string => `${opts.keyPrefix}mx-pace:${host}`;
+  const releasedChannel = `${opts.keyPrefix}mx-released`;
+  const wantedChannel = `${opts.keyPrefix}mx-wanted`;
+  const waiters = new Map<string, Set<() => void>>();
+  const wantedListeners = new Set<(host: string) => void>();
+  let subscriber: Redis | null = null;
+
+  function listen(): void {
+    if (subscriber) return;
+    subscriber = opts.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
+    // While it reconnects, waiters fall back to polling; nothing else depends on it.
+    subscriber.on('error', () => {});
+    subscriber.on('message', (channel: string, host: string) => {
+      if (channel === releasedChannel) wake(host);
+      else for (const listener of wantedListeners) listener(host);
+    });
+    subscriber.subscribe(releasedChannel, wantedChannel).catch(() => {});
+  }
+
+  /** Calls `listener` with a host whenever some process waits for one of its slots. */
+  function onWanted(listener: (host: string) => void): void {
+    wantedListeners.add(listener);
+    listen();
+  }
+
+  function wake(host: string): void {
+    const waiting = waiters.get(host);
+    if (!waiting) return;
+    waiters.delete(host);
+    for (const resume of waiting) resume();
+  }
+
+  /** Resolves on a release announced for `host`, after `ms`, or on abort, whichever comes first. */
+  function released(host: string, ms: number, signal?: AbortSignal): Promise<void> {
+    listen();
+    return new Promise((resolve) => {
+      const waiting = waiters.get(host) ?? new Set<() => void>();
+      waiters.set(host, waiting);
+      const done = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', done);
+        waiting.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms + Math.floor(Math.random() * POLL_MIN_MS));
+      signal?.addEventListener('abort', done, { once: true });
+      waiting.add(done);
+    });
+  }
 
   /** Waits for a slot for `host`; resolves to the function that gives it back. */
   async function acquire(host: string, signal?: AbortSignal): Promise<() => Promise<void>> {
@@ -56,7 +110,8 @@ export function createMxSemaphore(opts: MxSemaphoreOptions) {
       if (signal?.aborted) throw new SemaphoreTimeoutError(host);
       const got = await opts.redis.eval(ACQUIRE, 1, slotKey(host), opts.limit, opts.leaseMs, token);
       if (got === 1) break;
-      await pause(Math.min(POLL_MAX_MS, POLL_MIN_MS * 2 ** attempt), signal);
+      if (attempt === 0) opts.redis.publish(wantedChannel, host).catch(() => {});
+      await released(host, Math.min(POLL_MAX_MS, POLL_MIN_MS * 2 ** attempt), signal);
     }
     try {
       await pace(host, signal);
@@ -65,7 +120,7 @@ export function createMxSemaphore(opts: MxSemaphoreOptions) {
       throw err;
     }
     return async () => {
-      await opts.redis.zrem(slotKey(host), token);
+      await opts.redis.pipeline().zrem(slotKey(host), token).publish(releasedChannel, host).exec();
     };
   }
 
@@ -80,7 +135,13 @@ export function createMxSemaphore(opts: MxSemaphoreOptions) {
     }
   }
 
-  return { acquire };
+  /** Closes the subscriber connection, if a wait ever opened one. */
+  function close(): void {
+    subscriber?.disconnect();
+    subscriber = null;
+  }
+
+  return { acquire, onWanted, close };
 }
 
 export type MxSemaphore = ReturnType<typeof createMxSemaphore>;

@@ -57,7 +57,7 @@ export class SmtpSession {
 
   private constructor(
     private readonly socket: net.Socket,
-    private readonly opts: SmtpConnectOptions,
+    private opts: SmtpConnectOptions,
   ) {
     this.stream = socket;
     this.attach(socket);
@@ -101,7 +101,8 @@ export class SmtpSession {
     this.extensions.clear();
     if (ehlo.code === 250) {
       // First line is the server's greeting name; the others are keywords with parameters.
-      for (const line of ehlo.raw.split('\n').slice(1)) this.extensions.add(line.slice(4).split(' ')[0]!.toUpperCase());
+      for (const line of ehlo.raw.split('\n').slice(1))
+        this.extensions.add(line.slice(4).split(' ')[0]!.toUpperCase());
     }
     return ehlo;
   }
@@ -115,7 +116,10 @@ export class SmtpSession {
     const servername = net.isIP(this.opts.servername) ? undefined : this.opts.servername;
     const secure = tls.connect({ socket: this.socket, servername, rejectUnauthorized: false });
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => fail(new SmtpError('timeout', 'TLS handshake timed out')), this.opts.timeoutMs);
+      const timer = setTimeout(
+        () => fail(new SmtpError('timeout', 'TLS handshake timed out')),
+        this.opts.timeoutMs,
+      );
       const fail = (err: SmtpError): void => {
         clearTimeout(timer);
         secure.destroy();
@@ -133,6 +137,19 @@ export class SmtpSession {
     return this.hello();
   }
 
+  /** False once the connection failed, timed out or was closed: such a session cannot be used again. */
+  get alive(): boolean {
+    return this.failure === null;
+  }
+
+  /** Ties the session to another probe's deadline (a pooled session outlives the probe that opened it). */
+  bindSignal(signal: AbortSignal | undefined): void {
+    this.opts.signal?.removeEventListener('abort', this.onAbort);
+    this.opts = { ...this.opts, signal };
+    signal?.addEventListener('abort', this.onAbort, { once: true });
+    if (signal?.aborted) this.onAbort();
+  }
+
   /** Sends one command line and reads its reply. */
   async command(line: string): Promise<SmtpReply> {
     if (this.failure) throw this.failure;
@@ -140,10 +157,9 @@ export class SmtpSession {
     return this.read(line.split(' ')[0] ?? line);
   }
 
-  /** Polite goodbye: RSET and QUIT, each with a short deadline, errors ignored. */
+  /** Polite goodbye: QUIT (which ends any open transaction, RFC 5321 §4.1.1.10), errors ignored. */
   async quit(): Promise<void> {
     try {
-      if (!this.failure) await this.command('RSET');
       if (!this.failure) await this.command('QUIT');
     } catch {
       // The verdicts are already collected; a server that hangs up first is fine.
@@ -189,7 +205,8 @@ export class SmtpSession {
     while ((newline = this.buffer.indexOf('\n')) >= 0) {
       const line = this.buffer.slice(0, newline).replace(/\r$/, '');
       this.buffer = this.buffer.slice(newline + 1);
-      if (!/^\d{3}([ -]|$)/.test(line)) return this.protocolError(`malformed reply line: ${line.slice(0, 80)}`);
+      if (!/^\d{3}([ -]|$)/.test(line))
+        return this.protocolError(`malformed reply line: ${line.slice(0, 80)}`);
       this.lines.push(line);
       if (this.lines.length > MAX_LINES) return this.protocolError('reply too long');
       if (line.charAt(3) !== '-') {
@@ -221,6 +238,10 @@ export class SmtpSession {
   }
 
   private detach(stream: Duplex): void {
-    stream.off('data', this.onData).off('end', this.onEnd).off('close', this.onEnd).off('error', this.onError);
+    stream
+      .off('data', this.onData)
+      .off('end', this.onEnd)
+      .off('close', this.onEnd)
+      .off('error', this.onError);
   }
 }

@@ -1,7 +1,7 @@
 import type { MailHost } from './dns.js';
 import { allowedAddresses } from './host-guard.js';
-import { SemaphoreTimeoutError, type MxSemaphore } from './mx-semaphore.js';
-import { SmtpError, SmtpSession } from './smtp-client.js';
+import { failureOf, type HostFailure, type SessionPool } from './session-pool.js';
+import { SmtpError, type SmtpSession } from './smtp-client.js';
 import { classifyReply, isTooManyRecipients, type ReplyClass, type SmtpReply } from './smtp-reply.js';
 import type { VerifierLogger } from './types.js';
 
@@ -10,10 +10,12 @@ import type { VerifierLogger } from './types.js';
  * `maxRcptPerSession`, then a new session), one random-local-part RCPT for catch-all detection,
  * never DATA. Fallback to the next MX on connect failure, a non-220 greeting, a 4xx to MAIL FROM
  * or a 421. A session that breaks mid-way is reopened; an address that breaks two sessions is
- * given up (docs/verification.md, "Probe sequence").
+ * given up (docs/verification.md, "Probe sequence"). Sessions come from the process's session pool,
+ * so a probe may continue a connection another probe of the same MX host opened.
  */
 
-export type ProbeOutcomeKind = ReplyClass | 'timeout' | 'connection_failed' | 'private_mx' | 'smtputf8_unsupported';
+export type ProbeOutcomeKind =
+  ReplyClass | 'timeout' | 'connection_failed' | 'private_mx' | 'smtputf8_unsupported';
 
 export interface ProbeOutcome {
   kind: ProbeOutcomeKind;
@@ -32,14 +34,11 @@ export interface ProbeTarget {
 }
 
 export interface ProbeOptions {
-  smtpPort: number;
-  heloName: string;
   mailFrom: string;
-  smtpTimeoutMs: number;
   probeTimeoutMs: number;
   maxRcptPerSession: number;
   allowPrivateMx: boolean;
-  semaphore: MxSemaphore;
+  pool: SessionPool;
   logger?: VerifierLogger;
 }
 
@@ -55,12 +54,8 @@ interface Pending extends ProbeTarget {
   failures: number;
 }
 
-interface Opened {
-  session: SmtpSession;
-  release: () => Promise<void>;
-}
-
-type HostFailure = Omit<ProbeOutcome, 'host'>;
+/** How a session's recipients went: only 'done' leaves it fit for another transaction. */
+type RecipientsEnd = 'done' | 'go_away' | 'too_many' | 'broken';
 
 export async function probeDomain(
   hosts: readonly MailHost[],
@@ -71,8 +66,15 @@ export async function probeDomain(
   const signal = AbortSignal.timeout(opts.probeTimeoutMs);
   const outcomes = new Map<string, ProbeOutcome>();
   // The catch-all probe goes first: its answer qualifies every "accepted" that follows.
-  const pending: Pending[] = [...(catchAllAddress ? [{ address: catchAllAddress, smtputf8: false }] : []), ...targets].map((t) => ({ ...t, failures: 0 }));
-  const candidates = hosts.map((h) => ({ host: h.host, addresses: allowedAddresses(h.addresses, opts.allowPrivateMx), known: h.addresses.length }));
+  const pending: Pending[] = [
+    ...(catchAllAddress ? [{ address: catchAllAddress, smtputf8: false }] : []),
+    ...targets,
+  ].map((t) => ({ ...t, failures: 0 }));
+  const candidates = hosts.map((h) => ({
+    host: h.host,
+    addresses: allowedAddresses(h.addresses, opts.allowPrivateMx),
+    known: h.addresses.length,
+  }));
   // Bounded so that a server that keeps breaking sessions cannot keep us looping.
   const maxSessions = Math.ceil(pending.length / opts.maxRcptPerSession) + 2 * candidates.length + 4;
 
@@ -88,20 +90,26 @@ export async function probeDomain(
     if (target.addresses.length === 0) {
       // Every address of this MX is private/reserved (or it has none): never connect.
       const refused = target.known > 0;
-      lastFailure = { kind: refused ? 'private_mx' : 'connection_failed', reply: null, detail: refused ? 'MX resolves to a non-public address' : 'MX has no address' };
+      lastFailure = {
+        kind: refused ? 'private_mx' : 'connection_failed',
+        reply: null,
+        detail: refused ? 'MX resolves to a non-public address' : 'MX has no address',
+      };
       hostIndex++;
       continue;
     }
-    const opened = await openSession(target.host, target.addresses, opts, signal);
-    if ('kind' in opened) {
-      lastFailure = opened;
+    const lease = await opts.pool.take(target.host, target.addresses, signal);
+    if ('kind' in lease) {
+      lastFailure = lease;
       hostIndex++;
       continue;
     }
-    sessions++;
-    const { session, release } = opened;
-    const batch = pending.splice(0, opts.maxRcptPerSession);
+    if (!lease.reused) sessions++;
+    const { session } = lease;
+    const batch = pending.splice(0, Math.min(opts.maxRcptPerSession, lease.rcptsLeft));
+    lease.rcptsLeft -= batch.length;
     let moveOn = false;
+    let reusable = false;
     try {
       const needsUtf8 = batch.some((b) => b.smtputf8) && session.extensions.has('SMTPUTF8');
       const mail = await session.command(`MAIL FROM:<${opts.mailFrom}>${needsUtf8 ? ' SMTPUTF8' : ''}`);
@@ -114,45 +122,61 @@ export async function probeDomain(
           moveOn = true;
         } else {
           // A permanent refusal of our sender is a refusal of us, for every address.
-          for (const item of [...batch, ...pending.splice(0)]) finish(item, { kind: 'blocked', reply: mail, host: target.host, detail: 'MAIL FROM rejected' });
+          for (const item of [...batch, ...pending.splice(0)])
+            finish(item, { kind: 'blocked', reply: mail, host: target.host, detail: 'MAIL FROM rejected' });
         }
       } else {
-        moveOn = await runRecipients(session, batch, pending, target.host, finish);
+        const end = await runRecipients(session, batch, pending, target.host, finish);
+        moveOn = end === 'go_away';
+        reusable = end === 'done';
       }
     } catch (err) {
-      // MAIL FROM broke the session: this host is failing, try the next one.
       pending.unshift(...batch.filter((b) => !outcomes.has(b.address)));
-      lastFailure = failureOf(err);
-      moveOn = true;
+      const failure = failureOf(err);
+      // A pooled session may have been closed by the server while it waited: that says nothing about the host.
+      if (!lease.reused) {
+        // MAIL FROM broke a fresh session: this host is failing, try the next one.
+        lastFailure = failure;
+        moveOn = true;
+      }
     } finally {
-      await session.quit();
-      await release();
+      await opts.pool.giveBack(lease, reusable);
     }
     if (moveOn) hostIndex++;
   }
 
-  const leftover: HostFailure = signal.aborted ? { kind: 'timeout', reply: null, detail: 'probe deadline reached' } : lastFailure;
+  const leftover: HostFailure = signal.aborted
+    ? { kind: 'timeout', reply: null, detail: 'probe deadline reached' }
+    : lastFailure;
   for (const item of pending) finish(item, { ...leftover, host: lastHost });
 
   const catchAllProbe = catchAllAddress ? (outcomes.get(catchAllAddress) ?? null) : null;
   if (catchAllAddress) outcomes.delete(catchAllAddress);
-  opts.logger?.debug({ hosts: hosts.map((h) => h.host), targets: targets.length, sessions }, 'smtp probe done');
+  opts.logger?.debug(
+    { hosts: hosts.map((h) => h.host), targets: targets.length, sessions },
+    'smtp probe done',
+  );
   return { outcomes, catchAllProbe, sessions };
 }
 
-/** RCPT for each address of the batch; returns true when the host asked us to go away (421). */
+/** RCPT for each address of the batch; says how the session ended up (go_away: the host sent 421). */
 async function runRecipients(
   session: SmtpSession,
   batch: Pending[],
   pending: Pending[],
   host: string,
   finish: (item: Pending, outcome: ProbeOutcome) => void,
-): Promise<boolean> {
+): Promise<RecipientsEnd> {
   for (let i = 0; i < batch.length; i++) {
     const item = batch[i]!;
     if (item.smtputf8 && !session.extensions.has('SMTPUTF8')) {
       // RFC 6531 §3.4: a UTF-8 mailbox cannot be given to a server without SMTPUTF8.
-      finish(item, { kind: 'smtputf8_unsupported', reply: null, host, detail: 'server does not offer SMTPUTF8' });
+      finish(item, {
+        kind: 'smtputf8_unsupported',
+        reply: null,
+        host,
+        detail: 'server does not offer SMTPUTF8',
+      });
       continue;
     }
     let reply: SmtpReply;
@@ -163,75 +187,22 @@ async function runRecipients(
       const rest = batch.slice(i + 1);
       if (err instanceof SmtpError && err.kind === 'aborted') {
         pending.unshift(item, ...rest);
-        return false;
+        return 'broken';
       }
       if (item.failures >= 2) finish(item, { ...failureOf(err), host });
       pending.unshift(...rest, ...(item.failures >= 2 ? [] : [item]));
-      return false;
+      return 'broken';
     }
     if (reply.code === 421) {
       pending.unshift(item, ...batch.slice(i + 1));
-      return true;
+      return 'go_away';
     }
     if (isTooManyRecipients(reply)) {
       // The server's per-transaction limit is below ours: the rest go to a fresh session.
       pending.unshift(item, ...batch.slice(i + 1));
-      return false;
+      return 'too_many';
     }
     finish(item, { kind: classifyReply(reply), reply, host, detail: null });
   }
-  return false;
-}
-
-/** Connects to the first reachable address of a host, greets, EHLOs and upgrades to TLS. */
-async function openSession(host: string, addresses: string[], opts: ProbeOptions, signal: AbortSignal): Promise<Opened | HostFailure> {
-  let release: () => Promise<void>;
-  try {
-    release = await opts.semaphore.acquire(host, signal);
-  } catch (err) {
-    if (err instanceof SemaphoreTimeoutError) return { kind: 'timeout', reply: null, detail: err.message };
-    throw err;
-  }
-  let failure: HostFailure = { kind: 'connection_failed', reply: null, detail: 'no address' };
-  for (const address of addresses) {
-    let session: SmtpSession | null = null;
-    try {
-      const connectOpts = { address, port: opts.smtpPort, servername: host, heloName: opts.heloName, timeoutMs: opts.smtpTimeoutMs, signal };
-      const connected = await SmtpSession.connect(connectOpts);
-      session = connected.session;
-      if (connected.greeting.code !== 220) {
-        failure = replyFailure(connected.greeting, 'greeting refused');
-        session.close();
-        continue;
-      }
-      let hello = await session.hello();
-      if (hello.code === 250 && session.extensions.has('STARTTLS')) hello = await session.startTls();
-      if (hello.code !== 250) {
-        failure = replyFailure(hello, 'EHLO/HELO refused');
-        session.close();
-        continue;
-      }
-      return { session, release };
-    } catch (err) {
-      session?.close();
-      failure = failureOf(err);
-      if (signal.aborted) break;
-    }
-  }
-  await release();
-  return failure;
-}
-
-function replyFailure(reply: SmtpReply, detail: string): HostFailure {
-  // A 5xx before MAIL FROM refuses the client, whatever the words say.
-  const kind = reply.code >= 500 ? 'blocked' : classifyReply(reply);
-  return { kind: kind === 'accepted' ? 'connection_failed' : kind, reply, detail };
-}
-
-function failureOf(err: unknown): HostFailure {
-  if (err instanceof SmtpError) {
-    const kind = err.kind === 'timeout' || err.kind === 'aborted' ? 'timeout' : 'connection_failed';
-    return { kind, reply: null, detail: err.message };
-  }
-  throw err;
+  return 'done';
 }

@@ -81,5 +81,7 @@ export interface VerifierOptions {
   mxPacingMs?: number;
   /** Upper bound of any cache entry, seconds. Default 3600. */
   cacheMaxTtlSec?: number;
+  /** How long a finished SMTP session stays open for the next probe of its MX host, ms. Default 500. */
+  sessionLingerMs?: number;
   logger?: VerifierLogger;
 }

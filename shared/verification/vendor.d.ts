@@ -1,10 +1,4 @@
-// Type declarations for two CommonJS data packages that ship none.
-
-declare module 'freemail' {
-  /** True for free providers, disposable ones included (registrable domain of the address). */
-  export function isFree(email: string): boolean;
-  export function isDisposable(email: string): boolean;
-}
+// Type declarations for a CommonJS data package that ships none.
 
 declare module 'role-based-email-addresses' {
   const roles: string[];

@@ -2,7 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { domainToUnicode } from 'node:url';
 import { createMailHostResolver, type MailHostLookup } from './dns.js';
 import { addressFlags } from './flags.js';
+import { createDomainBatcher } from './domain-batcher.js';
 import { createMxSemaphore } from './mx-semaphore.js';
+import { createSessionPool } from './session-pool.js';
 import { probeDomain, type ProbeOutcome } from './smtp-probe.js';
 import { parseAddress, type ParsedAddress, type SyntaxFailure } from './syntax.js';
 import { decide } from './verdict.js';
@@ -16,11 +18,20 @@ import type { VerificationResult, VerifierOptions } from './types.js';
 
 // Ten new connections a second per MX host at most: far below what providers throttle.
 const DEFAULT_PACING_MS = 100;
+// How long a finished session stays open for the next probe of its MX host: a bulk load reuses it, a lone
+// address costs the host one idle connection for half a second.
+const DEFAULT_SESSION_LINGER_MS = 500;
 
 export interface Verifier {
   verify(email: string): Promise<VerificationResult>;
-  /** Meant for addresses of one domain (they share SMTP sessions); mixed domains also work. */
-  verifyDomainGroup(emails: string[]): Promise<VerificationResult[]>;
+  /**
+   * Meant for the addresses of whole domains (a domain's addresses share SMTP sessions); the domains are verified in
+   * parallel. With `answerBy` (epoch ms), a domain still unfinished then answers unknown/timeout, so one slow domain
+   * cannot hold back the others of its batch.
+   */
+  verifyDomainGroup(emails: string[], answerBy?: number): Promise<VerificationResult[]>;
+  /** Says goodbye to pooled SMTP sessions and closes the MX semaphore's listening connection (if it opened one). */
+  close(): Promise<void>;
 }
 
 export interface DomainGroup {
@@ -48,17 +59,29 @@ export function groupByDomain(emails: readonly string[]): DomainGroup[] {
 export function createVerifier(opts: VerifierOptions): Verifier {
   const cacheMaxTtlSec = opts.cacheMaxTtlSec ?? 3600;
   const resolver = createMailHostResolver({ ...opts, cacheMaxTtlSec });
+  const lingerMs = opts.sessionLingerMs ?? DEFAULT_SESSION_LINGER_MS;
+  // A pooled session is handed out while younger than one probe timeout; it then lives at most one more probe,
+  // its linger and two SMTP steps (RSET, QUIT). A slot outlives that only if its worker died: then it expires.
+  const maxSessionAgeMs = opts.probeTimeoutMs;
   const semaphore = createMxSemaphore({
     redis: opts.redis,
     keyPrefix: opts.keyPrefix,
     limit: opts.mxConcurrency,
-    // A slot outlives the probe that took it only if its worker died: then it expires.
-    leaseMs: opts.probeTimeoutMs + 2 * opts.smtpTimeoutMs,
+    leaseMs: maxSessionAgeMs + opts.probeTimeoutMs + lingerMs + 2 * opts.smtpTimeoutMs,
     pacingMs: opts.mxPacingMs ?? DEFAULT_PACING_MS,
+  });
+  const pool = createSessionPool({
+    semaphore,
+    smtpPort: opts.smtpPort,
+    heloName: opts.heloName,
+    smtpTimeoutMs: opts.smtpTimeoutMs,
+    maxRcptPerSession: opts.maxRcptPerSession,
+    lingerMs,
+    maxAgeMs: maxSessionAgeMs,
   });
   const catchAllKey = (domain: string): string => `${opts.keyPrefix}catch-all:${domain}`;
 
-  async function verifyDomainGroup(emails: string[]): Promise<VerificationResult[]> {
+  async function verifyDomainGroup(emails: string[], answerBy?: number): Promise<VerificationResult[]> {
     const started = performance.now();
     const parsed = emails.map((e) => parseAddress(e));
     const results: VerificationResult[] = new Array<VerificationResult>(emails.length);
@@ -70,21 +93,24 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     await Promise.all(
       [...byDomain].map(async ([domain, indexes]) => {
         const items = indexes.map((i) => parsed[i] as ParsedAddress);
-        const groupResults = await verifyOneDomain(domain, items, started);
+        const verified = verifyOneDomain(domain, items, started);
+        const groupResults =
+          answerBy === undefined
+            ? await verified
+            : await withDeadline(verified, answerBy, () =>
+                items.map((p) => unfinishedResult(p.email, 'timeout', performance.now() - started)),
+              );
         indexes.forEach((inputIndex, k) => (results[inputIndex] = groupResults[k]!));
       }),
     );
     return results;
   }
 
-  async function verifyOneDomain(
-    domain: string,
-    items: ParsedAddress[],
-    started: number,
-  ): Promise<VerificationResult[]> {
+  /** What the network says about each item of one domain: shared DNS answer, catch-all and the item's RCPT. */
+  async function probeItems(domain: string, items: ParsedAddress[]): Promise<Evidence[]> {
     const dns = await resolver.lookup(domain);
     if (dns.kind !== 'mx' && dns.kind !== 'implicit')
-      return items.map((p) => build(p, dns, null, null, started));
+      return items.map(() => ({ dns, outcome: null, catchAll: null }));
 
     const targets = [
       ...new Map(items.map((p) => [p.address, { address: p.address, smtputf8: p.smtputf8 }])).values(),
@@ -95,10 +121,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
       dns.hosts,
       targets,
       knownCatchAll === null ? randomAddress(domain) : null,
-      {
-        ...opts,
-        semaphore,
-      },
+      { ...opts, pool },
     );
     let catchAll = knownCatchAll;
     const probeKind = report.catchAllProbe?.kind;
@@ -112,12 +135,32 @@ export function createVerifier(opts: VerifierOptions): Verifier {
       { domain, addresses: targets.length, sessions: report.sessions, catchAll },
       'domain verified',
     );
-    return items.map((p) => build(p, dns, report.outcomes.get(p.address) ?? null, catchAll, started));
+    return items.map((p) => ({ dns, outcome: report.outcomes.get(p.address) ?? null, catchAll }));
+  }
+
+  // Concurrent jobs of this process that want the same domain share its probes (and so its SMTP sessions).
+  const batcher = createDomainBatcher<ParsedAddress, Evidence>({
+    maxRunning: opts.mxConcurrency,
+    maxBatch: Math.max(1, opts.maxRcptPerSession - 1), // a session's RCPTs, less the catch-all probe's
+    run: probeItems,
+  });
+
+  async function verifyOneDomain(
+    domain: string,
+    items: ParsedAddress[],
+    started: number,
+  ): Promise<VerificationResult[]> {
+    const evidence = await batcher.submit(domain, items);
+    return items.map((p, k) => build(p, evidence[k]!, started));
   }
 
   return {
     verify: async (email) => (await verifyDomainGroup([email]))[0]!,
     verifyDomainGroup,
+    close: async () => {
+      await pool.close();
+      semaphore.close();
+    },
   };
 }
 
@@ -161,13 +204,15 @@ export function unfinishedResult(
   };
 }
 
-function build(
-  p: ParsedAddress,
-  dns: MailHostLookup,
-  outcome: ProbeOutcome | null,
-  catchAll: boolean | null,
-  started: number,
-): VerificationResult {
+/** The network's evidence about one address. */
+interface Evidence {
+  dns: MailHostLookup;
+  /** The RCPT's outcome; null when no probe ran (no mail host). */
+  outcome: ProbeOutcome | null;
+  catchAll: boolean | null;
+}
+
+function build(p: ParsedAddress, { dns, outcome, catchAll }: Evidence, started: number): VerificationResult {
   const flags = addressFlags(p.local, p.domain);
   const verdict = decide({ syntaxValid: true, dns, outcome, catchAll, flags });
   const hasHosts = dns.kind === 'mx' || dns.kind === 'implicit';
@@ -211,6 +256,23 @@ function badSyntax(p: SyntaxFailure, started: number): VerificationResult {
     smtp_message: null,
     duration_ms: Math.round(performance.now() - started),
   };
+}
+
+/**
+ * The work's answer, or `late()` at `answerBy` if it is not done by then. The work itself goes on (its own probe
+ * timeout ends it); a failure after the deadline is nobody's to handle, so it is swallowed.
+ */
+async function withDeadline<T>(work: Promise<T>, answerBy: number, late: () => T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(late()), Math.max(0, answerBy - Date.now()));
+  });
+  work.catch(() => {});
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A local part no person has: if the server accepts it, it accepts anything. */

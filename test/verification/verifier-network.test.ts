@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createVerifier } from '../../shared/verification/verifier.js';
 import type { VerifierOptions } from '../../shared/verification/types.js';
 import { type DnsServer, mx, startDnsServer } from '../support/dns-server.js';
@@ -214,6 +214,7 @@ describe('sessions and concurrency', () => {
     const again = world.logs[BATCH]!.connections;
     await verifier.verifyDomainGroup(batch);
     expect(world.logs[BATCH]!.connections - again).toBe(5);
+    await verifier.close();
   });
 
   it.each([1, 2])(
@@ -236,6 +237,9 @@ describe('sessions and concurrency', () => {
       // Reaching the limit depends on scheduling; exceeding it must never happen.
       expect(log.maxOpen).toBeLessThanOrEqual(limit);
       expect(log.maxOpen).toBeGreaterThan(0);
+      // Pooled sessions say goodbye, so the next case starts with no connection open.
+      await Promise.all(workers.map((w) => w.close()));
+      await vi.waitFor(() => expect(log.open).toBe(0));
     },
   );
 });

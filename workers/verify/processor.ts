@@ -3,28 +3,37 @@ import { verifierOptionsFrom } from '../../shared/verification/service.js';
 import type { ProcessorFactory } from '../types.js';
 
 /**
- * The verify queue. One verifier per worker process, created here: it holds no sockets between jobs, and the
- * per-MX connection cap and pacing live in Redis, so any number of these processes probe side by side without
+ * The verify queue. One verifier per worker process, created here: it holds no SMTP sockets between jobs
+ * (concurrent jobs of one domain share its probes), and the per-MX connection cap and pacing live in Redis, so any number of these processes probe side by side without
  * exceeding VERIFY_MX_CONCURRENCY connections to one mail host.
  *
  * Concurrency is VERIFY_WORKER_CONCURRENCY (16): a job mostly waits on DNS, SMTP replies and MX slots, so many
  * overlap on one core; the per-MX cap, not this number, is what protects the remote servers.
  */
+/** Time left for a job's answer to travel back (Redis stream → the waiting request) before the deadline. */
+const ANSWER_MARGIN_MS = 250;
+
 export const verifyProcessor: ProcessorFactory<'verify'> = (deps) => {
   const log = deps.logger.child({ component: 'verify' });
   const verifier = createVerifier(verifierOptionsFrom(deps.config, deps.redis, log));
   return {
+    close: async () => verifier.close(),
     concurrency: deps.config.verify.workerConcurrency,
     handlers: {
-      'verify-domain': async ({ emails, expiresAt }, { log: jobLog }) => {
+      'verify-domains': async ({ emails, expiresAt }, { log: jobLog }) => {
         // The request that enqueued this has already answered (timeout): probing now only delays fresher jobs.
         if (expiresAt !== undefined && Date.now() > expiresAt) {
           jobLog.info('verify job expired before a worker took it; skipped');
           return { skipped: 'expired' };
         }
-        jobLog.debug({ emails: emails.length }, 'verifying domain group');
+        jobLog.debug({ emails: emails.length }, 'verifying domains');
         // Redis errors are thrown by the engine: the job is retried (BullMQ backoff), never answered half-done.
-        return verifier.verifyDomainGroup(emails);
+        // A domain still probing just before the request's deadline answers unknown/timeout, so the job's other
+        // domains reach the waiting request in time.
+        return verifier.verifyDomainGroup(
+          emails,
+          expiresAt === undefined ? undefined : expiresAt - ANSWER_MARGIN_MS,
+        );
       },
     },
   };

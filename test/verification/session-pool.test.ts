@@ -1,0 +1,188 @@
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { VerifierOptions } from '../../shared/verification/types.js';
+import { createVerifier, type Verifier } from '../../shared/verification/verifier.js';
+import { mailDomain, mx, startDnsServer, type DnsServer } from '../support/dns-server.js';
+import { onCommands } from '../support/smtp-servers.js';
+import { freshPrefix, testRedis, verifierOptions } from './helpers.js';
+
+// The session pool: a finished SMTP session is kept for the next probe of its MX host, within the RCPT budget, and
+// given up when it breaks, when the server hangs up, or when another process waits for the host's slot.
+
+const POOLED = '127.0.7.2';
+const HANGUP = '127.0.7.3';
+
+interface Connection {
+  commands: string[];
+}
+
+/**
+ * A scripted server that records each connection's commands. `oneTransaction` makes it hang up, without a word,
+ * on a connection's second MAIL FROM: the way a server that limits transactions per connection, or timed an idle
+ * one out, looks to a client reusing it.
+ */
+async function startRecordingServer(address: string, oneTransaction: boolean) {
+  const connections: Connection[] = [];
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    const connection: Connection = { commands: [] };
+    connections.push(connection);
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+    socket.write('220 pool.test ESMTP\r\n');
+    onCommands(socket, (verb, line) => {
+      connection.commands.push(verb);
+      if (verb === 'EHLO') socket.write('250-pool.test\r\n250 ENHANCEDSTATUSCODES\r\n');
+      else if (verb === 'MAIL') {
+        if (oneTransaction && connection.commands.filter((v) => v === 'MAIL').length > 1) socket.destroy();
+        else socket.write('250 2.1.0 Ok\r\n');
+      }
+      else if (verb === 'RCPT')
+        socket.write(
+          /<(alice|bob|carol|dave|erin)@/.test(line) ? '250 2.1.5 Ok\r\n' : '550 5.1.1 No such user\r\n',
+        );
+      else if (verb === 'RSET') socket.write('250 2.0.0 Ok\r\n');
+      else if (verb === 'QUIT') socket.end('221 2.0.0 Bye\r\n');
+      else socket.write('502 5.5.2 Command not recognized\r\n');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, address, resolve));
+  return {
+    connections,
+    port: (server.address() as net.AddressInfo).port,
+    open: () => sockets.size,
+    close: () => {
+      for (const s of sockets) s.destroy();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+const store = testRedis('session-pool');
+let dns: DnsServer;
+let pooled: Awaited<ReturnType<typeof startRecordingServer>>;
+let hangup: Awaited<ReturnType<typeof startRecordingServer>>;
+const verifiers: Verifier[] = [];
+
+// A linger far longer than any test: a session is only given up for the reasons under test, never by the clock.
+function verifier(port: number, extra: Partial<VerifierOptions> = {}): Verifier {
+  const v = createVerifier(
+    verifierOptions({
+      redis: store.redis,
+      keyPrefix: freshPrefix(store.prefix),
+      dnsServers: [dns.endpoint],
+      smtpPort: port,
+      sessionLingerMs: 60_000,
+      ...extra,
+    }),
+  );
+  verifiers.push(v);
+  return v;
+}
+
+const rcpts = (c: Connection) => c.commands.filter((v) => v === 'RCPT').length;
+
+beforeAll(async () => {
+  pooled = await startRecordingServer(POOLED, false);
+  hangup = await startRecordingServer(HANGUP, true);
+  dns = await startDnsServer({
+    ...mailDomain('pool.test', POOLED),
+    'other-on-pool.test': mx('mx.pool.test'),
+    ...mailDomain('hangup.test', HANGUP),
+  });
+});
+
+afterAll(async () => {
+  await Promise.all(verifiers.map((v) => v.close()));
+  await pooled?.close();
+  await hangup?.close();
+  await dns?.close();
+  await store.cleanup();
+});
+
+describe('session pool', () => {
+  it('carries consecutive probes of one MX host on one connection, with RSET between transactions', async () => {
+    const before = pooled.connections.length;
+    const v = verifier(pooled.port);
+    const alice = await v.verify('alice@pool.test');
+    const bob = await v.verify('bob@pool.test');
+    const nobody = await v.verify('nobody@pool.test');
+    expect([alice.status, bob.status, nobody.status]).toEqual(['valid', 'valid', 'invalid']);
+    expect(pooled.connections.length - before).toBe(1);
+    const conn = pooled.connections.at(-1)!;
+    // Greeting once; then MAIL … RSET per probe (the catch-all probe rides with the first).
+    expect(conn.commands).toEqual([
+      'EHLO',
+      'MAIL',
+      'RCPT',
+      'RCPT',
+      'RSET',
+      'MAIL',
+      'RCPT',
+      'RSET',
+      'MAIL',
+      'RCPT',
+      'RSET',
+    ]);
+
+    await v.close();
+    expect(conn.commands.at(-1)).toBe('QUIT');
+    await vi.waitFor(() => expect(pooled.open()).toBe(0));
+  });
+
+  it('shares a session between domains on the same MX host', async () => {
+    const before = pooled.connections.length;
+    const v = verifier(pooled.port);
+    expect((await v.verify('carol@pool.test')).status).toBe('valid');
+    expect((await v.verify('dave@other-on-pool.test')).status).toBe('valid');
+    expect(pooled.connections.length - before).toBe(1);
+    await v.close();
+  });
+
+  it('opens a new connection once a session has carried maxRcptPerSession RCPTs', async () => {
+    const before = pooled.connections.length;
+    const v = verifier(pooled.port, { maxRcptPerSession: 3 });
+    // 1st probe: catch-all + alice (2 RCPTs); 2nd: bob (3, budget spent: retired); 3rd: carol on a new connection.
+    for (const email of ['alice@pool.test', 'bob@pool.test', 'carol@pool.test'])
+      expect((await v.verify(email)).status).toBe('valid');
+    const used = pooled.connections.slice(before);
+    expect(used.map(rcpts)).toEqual([3, 1]);
+    expect(used[0]!.commands.at(-1)).toBe('QUIT');
+    await v.close();
+  });
+
+  it('opens a fresh connection, with no failed verdict, when the server hangs up on a reused session', async () => {
+    const before = hangup.connections.length;
+    const v = verifier(hangup.port);
+    expect((await v.verify('alice@hangup.test')).status).toBe('valid');
+    const bob = await v.verify('bob@hangup.test');
+    expect(bob).toMatchObject({ status: 'valid', reason: 'accepted' });
+    expect(hangup.connections.length - before).toBe(2);
+    await v.close();
+  });
+
+  it("gives a parked session up when another process waits for the host's only slot", async () => {
+    // Two verifiers stand for two worker processes: one Redis prefix, so one semaphore with a single slot.
+    const shared = verifierOptions({
+      redis: store.redis,
+      keyPrefix: freshPrefix(store.prefix),
+      dnsServers: [dns.endpoint],
+      smtpPort: pooled.port,
+      sessionLingerMs: 60_000,
+      mxConcurrency: 1,
+    });
+    const first = createVerifier(shared);
+    const second = createVerifier(shared);
+    verifiers.push(first, second);
+    const before = pooled.connections.length;
+    expect((await first.verify('alice@pool.test')).status).toBe('valid');
+    // The first verifier's session is parked for a minute, holding the slot; the probe deadline is 5 s. Only the
+    // wanted-host announcement lets the second one in before its deadline.
+    const bob = await second.verify('bob@pool.test');
+    expect(bob).toMatchObject({ status: 'valid', reason: 'accepted' });
+    const used = pooled.connections.slice(before);
+    expect(used).toHaveLength(2);
+    expect(used[0]!.commands.at(-1)).toBe('QUIT');
+  });
+});
