@@ -160,6 +160,10 @@ export function loadConfig(env: Env = process.env) {
       newTagMinReputation: r.int('QA_NEW_TAG_MIN_REPUTATION', 1500, 0, 1e9),
       // The same user may not post the same title twice within this many seconds.
       duplicateTitleSeconds: r.int('QA_DUPLICATE_TITLE_SECONDS', 60, 0, 86_400),
+      // Public GET reads are answered from an in-process cache cleared on every change (docs/qa-api.md); the TTL
+      // only bounds staleness while change notifications cannot arrive. 0 turns the cache off.
+      readCacheTtlMs: r.int('QA_READ_CACHE_TTL_MS', 5000, 0, 3_600_000),
+      readCacheMaxMb: r.int('QA_READ_CACHE_MAX_MB', 64, 1, 65_536),
     },
     verify: {
       dnsServers: r.list('VERIFY_DNS_SERVERS', (e) => HOST_PORT.test(e), 'host[:port]'),

@@ -7,6 +7,7 @@ import { healthRoutes } from '../http/health.js';
 import { metricsPlugin } from '../http/metrics.js';
 import { adminPlugin } from '../admin/plugin.js';
 import { rateLimitPlugin } from '../http/rate-limit.js';
+import { readCachePlugin } from '../http/read-cache.js';
 import { createHttpApp } from '../http/server.js';
 import type { QaDeps } from './deps.js';
 import { registerOpenApi } from './openapi.js';
@@ -32,6 +33,13 @@ export async function buildQaApp(deps: QaDeps) {
   await app.register(authPlugin, { authenticate: createAuthenticator(deps.database.db), header: 'bearer' });
   // Before every route (internal *.php and 404s included); /health, /ready and /metrics are exempt.
   await app.register(rateLimitPlugin, { redis: deps.redis, config: deps.config, service: 'qa' });
+  // After auth and rate limits: a cached answer is still authenticated and counted. Routes opt in with
+  // `config: { readCache: true }`; every write empties it (docs/qa-api.md, "Caching: responses").
+  await app.register(readCachePlugin, {
+    database: deps.database,
+    ttlMs: deps.config.qa.readCacheTtlMs,
+    maxBytes: deps.config.qa.readCacheMaxMb * 2 ** 20,
+  });
   await app.register(healthRoutes, { checks: readinessChecks(deps) });
   await registerOpenApi(app);
 

@@ -13,6 +13,17 @@ export interface Database {
   query<T extends Record<string, unknown>>(statement: SQL): Promise<T[]>;
   /** Runs fn while holding a session-level advisory lock on one dedicated connection. */
   withAdvisoryLock<T>(key: number, fn: () => Promise<T>): Promise<T>;
+  /**
+   * LISTENs on a channel: onNotify gets each NOTIFY's payload; onListen runs every time the LISTEN is in place,
+   * the first time and after every reconnection (notifications sent while disconnected are lost, so a listener
+   * that mirrors state must treat it as "anything may have changed"). Resolves once listening; the returned
+   * function stops it.
+   */
+  listen(
+    channel: string,
+    onNotify: (payload: string) => void,
+    onListen: () => void,
+  ): Promise<() => Promise<void>>;
   close(): Promise<void>;
 }
 
@@ -63,6 +74,12 @@ async function openPostgres(url: string, max: number, statementTimeoutMs: number
         reserved.release();
       }
     },
+    // postgres.js LISTENs on one extra connection per client (outside the pool, no idle timeout) and LISTENs again
+    // on a new connection whenever it drops, retrying with backoff, calling onListen each time it succeeds.
+    async listen(channel, onNotify, onListen) {
+      const { unlisten } = await client.listen(channel, onNotify, onListen);
+      return unlisten;
+    },
     close: () => client.end({ timeout: 5 }),
   };
 }
@@ -80,6 +97,12 @@ async function openPglite(dataDir: string): Promise<Database> {
     query: async (statement) => rowsOf(await (db.execute(statement) as Promise<RawResult>)),
     // PGlite is one session in one process: nothing else can race the migration.
     withAdvisoryLock: (_key, fn) => fn(),
+    // In-process: the LISTEN can never be lost, so onListen runs once.
+    async listen(channel, onNotify, onListen) {
+      const unlisten = await client.listen(channel, onNotify);
+      onListen();
+      return () => unlisten();
+    },
     close: () => client.close(),
   };
 }

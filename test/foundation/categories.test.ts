@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildQaApp } from '../../services/qa/app.js';
 import { categories } from '../../shared/db/schema/index.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
@@ -27,7 +27,16 @@ describe('GET /api/categories', () => {
       { name: 'Brewing', slug: 'brewing', description: 'Making beer', icon: 'fa-flask' },
       { name: 'Beer styles', slug: 'beer-styles', description: 'Ales and lagers', icon: 'fa-beer' },
     ]);
-    const res = await app.inject('/api/categories');
+    // Written behind the app's back, as another process would: the app's read cache (which holds the empty list)
+    // learns of it from PostgreSQL's change notification, a moment later.
+    const res = await vi.waitFor(
+      async () => {
+        const r = await app.inject('/api/categories');
+        expect(r.json().data.categories).toHaveLength(2);
+        return r;
+      },
+      { timeout: 10_000 },
+    );
     expect(res.statusCode).toBe(200);
     const body = res.json();
     expect(body.data.categories.map((c: { slug: string }) => c.slug)).toEqual(['beer-styles', 'brewing']);

@@ -9,6 +9,7 @@ export const categoriesRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = asy
   app.get(
     '/categories',
     {
+      config: { readCache: true },
       schema: {
         tags: ['categories'],
         summary: 'All categories',

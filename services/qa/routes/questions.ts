@@ -36,6 +36,7 @@ export const questionsRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = asyn
   app.get(
     '/questions',
     {
+      config: { readCache: true },
       schema: {
         tags: ['questions'],
         summary: 'List questions',
@@ -62,6 +63,7 @@ export const questionsRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = asyn
     async (request) => ({ success: true as const, data: await questions.list(request.query) }),
   );
 
+  // Not in the read cache: every read counts a view (a cached answer would skip the handler).
   app.get(
     '/questions/:id',
     {
@@ -116,6 +118,7 @@ export const questionsRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = asyn
   app.get(
     '/questions/:id/answers',
     {
+      config: { readCache: true },
       schema: {
         tags: ['questions'],
         summary: 'All answers of a question',

@@ -11,6 +11,7 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (
   app.get(
     '/search',
     {
+      config: { readCache: true },
       schema: {
         tags: ['search'],
         summary: 'Search questions, answers and users',

@@ -9,6 +9,7 @@ export const tagsRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (ap
   app.get(
     '/tags',
     {
+      config: { readCache: true },
       schema: {
         tags: ['tags'],
         summary: 'List tags',

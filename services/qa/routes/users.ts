@@ -10,6 +10,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (a
   app.get(
     '/users',
     {
+      config: { readCache: true },
       schema: {
         tags: ['users'],
         summary: 'List users',
@@ -28,6 +29,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (a
   app.get(
     '/users/:id',
     {
+      config: { readCache: true },
       schema: {
         tags: ['users'],
         summary: "A user's public profile",

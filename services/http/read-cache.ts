@@ -1,0 +1,128 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { LRUCache } from 'lru-cache';
+import type { Database } from '../../shared/db/client.js';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * Serve this GET route's 200 answers from the in-process read cache. Only for a route whose body depends on
+     * the URL alone (never on the caller, a cookie or a header) and whose handler has no side effect.
+     */
+    readCache?: boolean;
+  }
+  interface FastifyRequest {
+    /** Set by the read cache on opted-in routes: the generation the request started in, and whether it hit. */
+    readCache: { generation: number; hit: boolean } | null;
+  }
+}
+
+/** The PostgreSQL channel migration 0004 notifies on every change to a table that a cached read shows. */
+export const CHANGES_CHANNEL = 'agora_changes';
+
+export interface ReadCacheOptions {
+  database: Pick<Database, 'listen'>;
+  /** Longest life of an entry; 0 turns the cache off (the plugin then adds nothing). */
+  ttlMs: number;
+  maxBytes: number;
+}
+
+interface Entry {
+  body: Buffer;
+  contentType: string;
+}
+
+// Bookkeeping per entry beyond its key and body, so that many tiny entries still count against maxBytes.
+const ENTRY_OVERHEAD_BYTES = 128;
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * An in-process LRU of serialised 200 answers of opted-in GET routes, keyed by the URL as sent (path and query
+ * string). GET and HEAD share entries: Fastify answers HEAD with the GET handler and drops the body last.
+ *
+ * Correctness rests on one generation counter; bumping it empties the cache:
+ * - every non-GET request this process serves bumps it in onSend, before its client gets the answer, so a client
+ *   reads its own writes from the same process at once;
+ * - every NOTIFY on agora_changes bumps it (statement triggers of migration 0004, sent at commit, so another
+ *   process's or a worker's write shows here within the notification's delivery time);
+ * - so does every (re)LISTEN, since notifications sent while the connection was down are lost. Until the first
+ *   LISTEN is in place the cache is bypassed; the TTL bounds staleness if the LISTEN connection drops unnoticed.
+ * A response is stored only if the generation did not move while it was computed: a response read from rows
+ * that a concurrent write has since changed must not outlive the invalidation.
+ *
+ * Register after the auth and rate-limit plugins: a hit is still authenticated (a bad key is a 401) and still
+ * counted (same X-RateLimit-* headers, same 429s), and the ETag plugin's onSend still tags the hit's body (304s).
+ */
+export const readCachePlugin = fp<ReadCacheOptions>(
+  async (app: FastifyInstance, { database, ttlMs, maxBytes }) => {
+    if (ttlMs <= 0) return;
+    app.decorateRequest('readCache', null);
+
+    const cache = new LRUCache<string, Entry>({
+      maxSize: maxBytes,
+      ttl: ttlMs,
+      sizeCalculation: (entry, key) => entry.body.length + key.length + ENTRY_OVERHEAD_BYTES,
+    });
+    let generation = 0;
+    let listening = false;
+    let closed = false;
+    const invalidate = () => {
+      generation += 1;
+      cache.clear();
+    };
+
+    let unlisten: (() => Promise<void>) | undefined;
+    try {
+      unlisten = await database.listen(CHANGES_CHANNEL, invalidate, () => {
+        listening = !closed;
+        invalidate();
+      });
+    } catch (err) {
+      // The driver keeps retrying the LISTEN; the cache stays bypassed until it is in place.
+      app.log.warn({ err: (err as Error).message }, 'read cache: LISTEN failed, serving uncached');
+    }
+    app.addHook('onClose', async () => {
+      closed = true;
+      listening = false;
+      cache.clear();
+      // Not awaited: with PostgreSQL unreachable the UNLISTEN would hold shutdown until the connect timeout, and
+      // closing the database's connections ends the LISTEN anyway.
+      void unlisten?.().catch(() => {});
+    });
+
+    const optedIn = (request: FastifyRequest) =>
+      (request.method === 'GET' || request.method === 'HEAD') &&
+      request.routeOptions.config?.readCache === true;
+
+    app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+      if (!optedIn(request)) return;
+      request.readCache = { generation, hit: false };
+      const entry = listening ? cache.get(request.url) : undefined;
+      if (!entry) {
+        reply.header('x-cache', 'miss');
+        return;
+      }
+      request.readCache.hit = true;
+      reply.header('x-cache', 'hit').type(entry.contentType);
+      return reply.send(entry.body);
+    });
+
+    app.addHook('onSend', async (request, reply, payload) => {
+      if (!SAFE_METHODS.has(request.method)) {
+        invalidate();
+        return payload;
+      }
+      const state = request.readCache;
+      if (!state || state.hit || !listening || state.generation !== generation) return payload;
+      if (reply.statusCode !== 200 || reply.hasHeader('set-cookie')) return payload;
+      if (!(typeof payload === 'string' || Buffer.isBuffer(payload))) return payload;
+      const contentType = reply.getHeader('content-type');
+      cache.set(request.url, {
+        body: typeof payload === 'string' ? Buffer.from(payload) : payload,
+        contentType: typeof contentType === 'string' ? contentType : 'application/json; charset=utf-8',
+      });
+      return payload;
+    });
+  },
+  { name: 'agora-read-cache', dependencies: ['agora-auth', 'agora-rate-limit'] },
+);
