@@ -48,8 +48,19 @@ export function createMailHostResolver(opts: DnsOptions) {
   if (opts.dnsServers.length > 0) resolver.setServers(opts.dnsServers);
   const cacheKey = (domain: string): string => `${opts.keyPrefix}dns:${domain}`;
 
+  // Lookups under way in this process: concurrent probes of a cold domain share one set of queries.
+  const inflight = new Map<string, Promise<MailHostLookup>>();
+
   /** Mail hosts of an ASCII domain, by preference; from Redis when a fresh answer is there. */
-  async function lookup(domain: string): Promise<MailHostLookup> {
+  function lookup(domain: string): Promise<MailHostLookup> {
+    const running = inflight.get(domain);
+    if (running) return running;
+    const started = lookupOnce(domain).finally(() => inflight.delete(domain));
+    inflight.set(domain, started);
+    return started;
+  }
+
+  async function lookupOnce(domain: string): Promise<MailHostLookup> {
     const cached = await opts.redis.get(cacheKey(domain));
     if (cached) return JSON.parse(cached) as MailHostLookup;
     const { result, ttl } = await resolveUncached(domain);

@@ -110,7 +110,7 @@ export function createMxSemaphore(opts: MxSemaphoreOptions) {
       if (signal?.aborted) throw new SemaphoreTimeoutError(host);
       const got = await opts.redis.eval(ACQUIRE, 1, slotKey(host), opts.limit, opts.leaseMs, token);
       if (got === 1) break;
-      if (attempt === 0) opts.redis.publish(wantedChannel, host).catch(() => {});
+      opts.redis.publish(wantedChannel, host).catch(() => {});
       await released(host, Math.min(POLL_MAX_MS, POLL_MIN_MS * 2 ** attempt), signal);
     }
     try {

@@ -5,12 +5,14 @@ import type { ProbeOutcome } from './smtp-probe.js';
 
 /**
  * Greeted SMTP sessions per MX host, kept open for a moment after a probe is done with them so that the next
- * probe of the same host (another job, another domain on that MX) skips the connect, greeting, EHLO and STARTTLS
- * and goes straight to MAIL FROM. A pooled session keeps its MX-semaphore slot while it waits, so the per-host cap
+ * probe of the same host (another job, another domain on that MX) skips the connect, greeting, EHLO, STARTTLS and
+ * MAIL FROM, and goes straight to its RCPTs in the transaction already open (we never send DATA). A pooled session keeps its MX-semaphore slot while it waits, so the per-host cap
  * still counts every open connection. A session is retired (RSET, QUIT, slot released) when it has carried
- * `maxRcptPerSession` RCPTs in all, when it is older than `maxAgeMs`, after `lingerMs` unused, when anything
- * went wrong with it, or at once when a probe (of any process) is waiting for a slot of its host: an idle
- * connection must not keep others from a host they could be probing.
+ * `maxRcptPerSession` RCPTs in all, when it is older than `maxAgeMs`, after `lingerMs` unused, or when anything
+ * went wrong with it. While a probe (of any process) waits for a slot of its host, the linger shrinks to
+ * `wantedGraceMs`: long enough for this process's own next probe of the host (already queued behind the one that
+ * just finished) to take the session, so a busy connection carries its full RCPT budget, but an idle connection
+ * does not keep others from a host they could be probing.
  */
 
 export type HostFailure = Omit<ProbeOutcome, 'host'>;
@@ -22,6 +24,8 @@ export interface PooledSession {
   rcptsLeft: number;
   /** Taken from the pool rather than opened for this probe: a failure may be the server's idle timeout. */
   reused: boolean;
+  /** The open mail transaction (MAIL FROM accepted, with or without SMTPUTF8), which later probes continue. */
+  transaction: 'ascii' | 'utf8' | null;
 }
 
 interface Entry extends PooledSession {
@@ -38,6 +42,8 @@ export interface SessionPoolOptions {
   maxRcptPerSession: number;
   /** How long an unused session stays open, ms. */
   lingerMs: number;
+  /** How long it stays open while another probe waits for a slot of its host, ms. */
+  wantedGraceMs: number;
   /** Oldest a session may be when it is handed out again (below the semaphore lease), ms. */
   maxAgeMs: number;
 }
@@ -45,15 +51,15 @@ export interface SessionPoolOptions {
 export function createSessionPool(opts: SessionPoolOptions) {
   const idle = new Map<string, Entry[]>();
   const leased = new Set<Entry>();
+  // Probes of this process waiting for a slot of a host: a session given back is handed straight to one of them.
+  const waiting = new Map<string, Set<(entry: Entry) => void>>();
   // Hosts some probe waited for lately: sessions to them are not parked until the wait is over.
   const wanted = new Map<string, number>();
   let closed = false;
 
   opts.semaphore.onWanted((host) => {
     wanted.set(host, Date.now());
-    const entries = idle.get(host);
-    idle.delete(host);
-    for (const entry of entries ?? []) void retire(entry);
+    for (const entry of [...(idle.get(host) ?? [])]) park(entry, opts.wantedGraceMs);
   });
   const isWanted = (host: string): boolean => {
     const at = wanted.get(host);
@@ -63,73 +69,120 @@ export function createSessionPool(opts: SessionPoolOptions) {
     return false;
   };
 
+  /** Takes an entry off the idle list, if it is there. */
+  function unpark(entry: Entry): void {
+    clearTimeout(entry.idleTimer);
+    const entries = idle.get(entry.host);
+    const at = entries?.indexOf(entry) ?? -1;
+    if (at >= 0) entries!.splice(at, 1);
+    if (entries?.length === 0) idle.delete(entry.host);
+  }
+
+  /**
+   * Hands an entry to a probe of this process waiting for its host, or parks it on the idle list, to be retired
+   * after `ms` unless taken before.
+   */
+  function park(entry: Entry, ms: number): void {
+    unpark(entry);
+    const takers = waiting.get(entry.host);
+    const taker = takers?.values().next().value;
+    if (taker) {
+      takers!.delete(taker);
+      return taker(entry);
+    }
+    entry.idleTimer = setTimeout(() => {
+      unpark(entry);
+      void retire(entry);
+    }, ms);
+    entry.idleTimer.unref();
+    idle.set(entry.host, [...(idle.get(entry.host) ?? []), entry]);
+  }
+
   async function retire(entry: Entry): Promise<void> {
     clearTimeout(entry.idleTimer);
     await entry.session.quit();
     await entry.release();
   }
 
-  function takeIdle(host: string, signal: AbortSignal): Entry | null {
+  function takeIdle(host: string): Entry | null {
     const entries = idle.get(host);
     while (entries && entries.length > 0) {
       const entry = entries.pop()!;
       clearTimeout(entry.idleTimer);
       if (entries.length === 0) idle.delete(host);
-      if (entry.session.alive && Date.now() - entry.openedAt < opts.maxAgeMs) {
-        entry.session.bindSignal(signal);
-        return entry;
-      }
+      if (entry.session.alive && Date.now() - entry.openedAt < opts.maxAgeMs) return entry;
       void retire(entry);
     }
     return null;
   }
 
-  /** A greeted session to `host` (pooled or new), or why none could be had. */
+  function lend(entry: Entry, signal: AbortSignal): Entry {
+    entry.session.bindSignal(signal);
+    entry.reused = true;
+    leased.add(entry);
+    return entry;
+  }
+
+  /**
+   * A greeted session to `host`, or why none could be had: a parked one, else a new connection once the semaphore
+   * gives a slot, unless another probe of this process gives a session of the host back first.
+   */
   async function take(
     host: string,
     addresses: string[],
     signal: AbortSignal,
   ): Promise<PooledSession | HostFailure> {
-    const pooled = takeIdle(host, signal);
-    if (pooled) {
-      pooled.reused = true;
-      leased.add(pooled);
-      return pooled;
+    const pooled = takeIdle(host);
+    if (pooled) return lend(pooled, signal);
+
+    let handed: Entry | null = null;
+    const handoff = new AbortController();
+    const stop = (): void => handoff.abort();
+    const taker = (entry: Entry): void => {
+      handed = entry;
+      stop();
+    };
+    const takers = waiting.get(host) ?? new Set();
+    waiting.set(host, takers.add(taker));
+    signal.addEventListener('abort', stop, { once: true });
+    let release: (() => Promise<void>) | null = null;
+    try {
+      release = await opts.semaphore.acquire(host, handoff.signal);
+    } catch (err) {
+      if (!(err instanceof SemaphoreTimeoutError)) throw err;
+    } finally {
+      takers.delete(taker);
+      if (takers.size === 0 && waiting.get(host) === takers) waiting.delete(host);
+      signal.removeEventListener('abort', stop);
     }
-    const opened = await open(host, addresses, signal);
+    if (handed) {
+      if (release) await release();
+      return lend(handed, signal);
+    }
+    if (!release)
+      return {
+        kind: 'timeout',
+        reply: null,
+        detail: `no connection slot for ${host} before the probe deadline`,
+      };
+    const opened = await open(host, addresses, signal, release);
     if ('kind' in opened) return opened;
     leased.add(opened);
     return opened;
   }
 
   /**
-   * Back from a probe. `reusable` says the session is between transactions as far as the probe knows (its last
-   * transaction ended normally); it is then reset and parked, or retired when it has nothing left to give.
+   * Back from a probe. `reusable` says the probe's RCPTs went normally; the session is then parked, or retired
+   * when it has nothing left to give.
    */
   async function giveBack(session: PooledSession, reusable: boolean): Promise<void> {
     const entry = session as Entry;
     if (!leased.delete(entry)) return;
     entry.session.bindSignal(undefined);
-    const keep =
-      reusable &&
-      !closed &&
-      entry.rcptsLeft > 0 &&
-      Date.now() - entry.openedAt < opts.maxAgeMs &&
-      !isWanted(entry.host);
-    if (!keep || (await reset(entry.session)) === false || closed || isWanted(entry.host))
-      return retire(entry);
+    const keep = reusable && !closed && entry.rcptsLeft > 0 && Date.now() - entry.openedAt < opts.maxAgeMs;
+    if (!keep) return retire(entry);
     entry.reused = false;
-    entry.idleTimer = setTimeout(() => {
-      const entries = idle.get(entry.host);
-      const at = entries?.indexOf(entry) ?? -1;
-      if (at >= 0) entries!.splice(at, 1);
-      if (entries?.length === 0) idle.delete(entry.host);
-      void retire(entry);
-    }, opts.lingerMs);
-    entry.idleTimer.unref();
-    const entries = idle.get(entry.host) ?? [];
-    entries.push(entry);
-    idle.set(entry.host, entries);
+    park(entry, isWanted(entry.host) ? opts.wantedGraceMs : opts.lingerMs);
   }
 
   /** Retires every parked session (shutdown); sessions still in use are retired when given back. */
@@ -140,15 +193,13 @@ export function createSessionPool(opts: SessionPoolOptions) {
     await Promise.all(entries.map(retire));
   }
 
-  /** Connects to the first reachable address of a host, greets, EHLOs and upgrades to TLS. */
-  async function open(host: string, addresses: string[], signal: AbortSignal): Promise<Entry | HostFailure> {
-    let release: () => Promise<void>;
-    try {
-      release = await opts.semaphore.acquire(host, signal);
-    } catch (err) {
-      if (err instanceof SemaphoreTimeoutError) return { kind: 'timeout', reply: null, detail: err.message };
-      throw err;
-    }
+  /** With a slot: connects to the first reachable address of a host, greets, EHLOs and upgrades to TLS. */
+  async function open(
+    host: string,
+    addresses: string[],
+    signal: AbortSignal,
+    release: () => Promise<void>,
+  ): Promise<Entry | HostFailure> {
     let failure: HostFailure = { kind: 'connection_failed', reply: null, detail: 'no address' };
     for (const address of addresses) {
       let session: SmtpSession | null = null;
@@ -177,6 +228,7 @@ export function createSessionPool(opts: SessionPoolOptions) {
         return {
           session,
           host,
+          transaction: null,
           rcptsLeft: opts.maxRcptPerSession,
           reused: false,
           openedAt: Date.now(),
@@ -196,15 +248,6 @@ export function createSessionPool(opts: SessionPoolOptions) {
 }
 
 export type SessionPool = ReturnType<typeof createSessionPool>;
-
-/** RSET between transactions; false when the session did not take it. */
-async function reset(session: SmtpSession): Promise<boolean> {
-  try {
-    return (await session.command('RSET')).code === 250;
-  } catch {
-    return false;
-  }
-}
 
 export function replyFailure(reply: SmtpReply, detail: string): HostFailure {
   // A 5xx before MAIL FROM refuses the client, whatever the words say.

@@ -1,6 +1,6 @@
 import type { MailHost } from './dns.js';
 import { allowedAddresses } from './host-guard.js';
-import { failureOf, type HostFailure, type SessionPool } from './session-pool.js';
+import { failureOf, type HostFailure, type PooledSession, type SessionPool } from './session-pool.js';
 import { SmtpError, type SmtpSession } from './smtp-client.js';
 import { classifyReply, isTooManyRecipients, type ReplyClass, type SmtpReply } from './smtp-reply.js';
 import type { VerifierLogger } from './types.js';
@@ -111,9 +111,8 @@ export async function probeDomain(
     let moveOn = false;
     let reusable = false;
     try {
-      const needsUtf8 = batch.some((b) => b.smtputf8) && session.extensions.has('SMTPUTF8');
-      const mail = await session.command(`MAIL FROM:<${opts.mailFrom}>${needsUtf8 ? ' SMTPUTF8' : ''}`);
-      if (mail.code < 200 || mail.code >= 300) {
+      const mail = await beginTransaction(lease, batch, opts.mailFrom);
+      if (mail && (mail.code < 200 || mail.code >= 300)) {
         const kind = classifyReply(mail);
         if (mail.code < 500) {
           // 4xx to MAIL FROM: this host will not talk now; another MX might.
@@ -157,6 +156,30 @@ export async function probeDomain(
     'smtp probe done',
   );
   return { outcomes, catchAllProbe, sessions };
+}
+
+/**
+ * MAIL FROM, unless the (pooled) session is already in a transaction that can take these recipients: a
+ * transaction is never given DATA, so it may go on collecting RCPTs across probes, up to the connection's RCPT
+ * budget. A UTF-8 mailbox needs a transaction opened with SMTPUTF8 (RFC 6531): then the old one is reset first.
+ * Returns the MAIL FROM reply, or null when the open transaction goes on.
+ */
+async function beginTransaction(
+  lease: PooledSession,
+  batch: Pending[],
+  mailFrom: string,
+): Promise<SmtpReply | null> {
+  const { session } = lease;
+  const utf8 = batch.some((b) => b.smtputf8) && session.extensions.has('SMTPUTF8');
+  if (lease.transaction === 'utf8' || (lease.transaction === 'ascii' && !utf8)) return null;
+  if (lease.transaction !== null) {
+    const reset = await session.command('RSET');
+    if (reset.code !== 250) throw new SmtpError('protocol', `RSET refused: ${reset.code}`);
+    lease.transaction = null;
+  }
+  const mail = await session.command(`MAIL FROM:<${mailFrom}>${utf8 ? ' SMTPUTF8' : ''}`);
+  if (mail.code >= 200 && mail.code < 300) lease.transaction = utf8 ? 'utf8' : 'ascii';
+  return mail;
 }
 
 /** RCPT for each address of the batch; says how the session ended up (go_away: the host sent 421). */

@@ -21,6 +21,9 @@ const DEFAULT_PACING_MS = 100;
 // How long a finished session stays open for the next probe of its MX host: a bulk load reuses it, a lone
 // address costs the host one idle connection for half a second.
 const DEFAULT_SESSION_LINGER_MS = 500;
+// ... and while another probe waits for a slot of its host: just long enough for this process's next probe of
+// the host, already queued, to take it over (a DNS and a catch-all cache read away).
+const WANTED_GRACE_MS = 25;
 
 export interface Verifier {
   verify(email: string): Promise<VerificationResult>;
@@ -77,6 +80,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     smtpTimeoutMs: opts.smtpTimeoutMs,
     maxRcptPerSession: opts.maxRcptPerSession,
     lingerMs,
+    wantedGraceMs: Math.min(lingerMs, WANTED_GRACE_MS),
     maxAgeMs: maxSessionAgeMs,
   });
   const catchAllKey = (domain: string): string => `${opts.keyPrefix}catch-all:${domain}`;

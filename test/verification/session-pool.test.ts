@@ -14,18 +14,20 @@ const HANGUP = '127.0.7.3';
 
 interface Connection {
   commands: string[];
+  mailFroms: string[];
 }
 
+const rcpts = (c: Connection) => c.commands.filter((v) => v === 'RCPT').length;
+
 /**
- * A scripted server that records each connection's commands. `oneTransaction` makes it hang up, without a word,
- * on a connection's second MAIL FROM: the way a server that limits transactions per connection, or timed an idle
- * one out, looks to a client reusing it.
+ * A scripted server that records each connection's commands. `dropThirdRcpt` makes it hang up, without a word, on a
+ * connection's third RCPT: the way a server that timed an idle connection out looks to a client reusing it.
  */
-async function startRecordingServer(address: string, oneTransaction: boolean) {
+async function startRecordingServer(address: string, dropThirdRcpt: boolean) {
   const connections: Connection[] = [];
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
-    const connection: Connection = { commands: [] };
+    const connection: Connection = { commands: [], mailFroms: [] };
     connections.push(connection);
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
@@ -33,14 +35,14 @@ async function startRecordingServer(address: string, oneTransaction: boolean) {
     socket.write('220 pool.test ESMTP\r\n');
     onCommands(socket, (verb, line) => {
       connection.commands.push(verb);
-      if (verb === 'EHLO') socket.write('250-pool.test\r\n250 ENHANCEDSTATUSCODES\r\n');
+      if (verb === 'EHLO') socket.write('250-pool.test\r\n250-SMTPUTF8\r\n250 ENHANCEDSTATUSCODES\r\n');
       else if (verb === 'MAIL') {
-        if (oneTransaction && connection.commands.filter((v) => v === 'MAIL').length > 1) socket.destroy();
-        else socket.write('250 2.1.0 Ok\r\n');
-      }
+        connection.mailFroms.push(line);
+        socket.write('250 2.1.0 Ok\r\n');
+      } else if (verb === 'RCPT' && dropThirdRcpt && rcpts(connection) === 3) socket.destroy();
       else if (verb === 'RCPT')
         socket.write(
-          /<(alice|bob|carol|dave|erin)@/.test(line) ? '250 2.1.5 Ok\r\n' : '550 5.1.1 No such user\r\n',
+          /<(alice|bob|carol|dave|jörg)@/u.test(line) ? '250 2.1.5 Ok\r\n' : '550 5.1.1 No such user\r\n',
         );
       else if (verb === 'RSET') socket.write('250 2.0.0 Ok\r\n');
       else if (verb === 'QUIT') socket.end('221 2.0.0 Bye\r\n');
@@ -81,8 +83,6 @@ function verifier(port: number, extra: Partial<VerifierOptions> = {}): Verifier 
   return v;
 }
 
-const rcpts = (c: Connection) => c.commands.filter((v) => v === 'RCPT').length;
-
 beforeAll(async () => {
   pooled = await startRecordingServer(POOLED, false);
   hangup = await startRecordingServer(HANGUP, true);
@@ -102,7 +102,7 @@ afterAll(async () => {
 });
 
 describe('session pool', () => {
-  it('carries consecutive probes of one MX host on one connection, with RSET between transactions', async () => {
+  it('carries consecutive probes of one MX host on one connection, in one transaction', async () => {
     const before = pooled.connections.length;
     const v = verifier(pooled.port);
     const alice = await v.verify('alice@pool.test');
@@ -111,20 +111,8 @@ describe('session pool', () => {
     expect([alice.status, bob.status, nobody.status]).toEqual(['valid', 'valid', 'invalid']);
     expect(pooled.connections.length - before).toBe(1);
     const conn = pooled.connections.at(-1)!;
-    // Greeting once; then MAIL … RSET per probe (the catch-all probe rides with the first).
-    expect(conn.commands).toEqual([
-      'EHLO',
-      'MAIL',
-      'RCPT',
-      'RCPT',
-      'RSET',
-      'MAIL',
-      'RCPT',
-      'RSET',
-      'MAIL',
-      'RCPT',
-      'RSET',
-    ]);
+    // Greeting and MAIL FROM once; then each probe's RCPTs (the catch-all probe rides with the first).
+    expect(conn.commands).toEqual(['EHLO', 'MAIL', 'RCPT', 'RCPT', 'RCPT', 'RCPT']);
 
     await v.close();
     expect(conn.commands.at(-1)).toBe('QUIT');
@@ -140,6 +128,19 @@ describe('session pool', () => {
     await v.close();
   });
 
+  it('resets the transaction to reopen it with SMTPUTF8 when a UTF-8 mailbox comes along', async () => {
+    const before = pooled.connections.length;
+    const v = verifier(pooled.port);
+    expect((await v.verify('alice@pool.test')).status).toBe('valid');
+    expect((await v.verify('jörg@pool.test')).status).toBe('valid');
+    expect((await v.verify('bob@pool.test')).status).toBe('valid');
+    expect(pooled.connections.length - before).toBe(1);
+    const conn = pooled.connections.at(-1)!;
+    expect(conn.commands).toEqual(['EHLO', 'MAIL', 'RCPT', 'RCPT', 'RSET', 'MAIL', 'RCPT', 'RCPT']);
+    expect(conn.mailFroms[1]).toMatch(/ SMTPUTF8$/);
+    await v.close();
+  });
+
   it('opens a new connection once a session has carried maxRcptPerSession RCPTs', async () => {
     const before = pooled.connections.length;
     const v = verifier(pooled.port, { maxRcptPerSession: 3 });
@@ -152,7 +153,7 @@ describe('session pool', () => {
     await v.close();
   });
 
-  it('opens a fresh connection, with no failed verdict, when the server hangs up on a reused session', async () => {
+  it('gives the address another connection, with no failed verdict, when the server hangs up on a reused one', async () => {
     const before = hangup.connections.length;
     const v = verifier(hangup.port);
     expect((await v.verify('alice@hangup.test')).status).toBe('valid');

@@ -4,8 +4,8 @@ import net from 'node:net';
 /**
  * A minimal SMTP server on node:net that answers every command after a fixed delay, for the worker-kill test and
  * the verification benchmark (smtp-server is too heavy for hundreds of listeners). It accepts the local parts
- * `accepts` says yes to and refuses the rest with 550 5.1.1, and counts connections, sessions open at once and
- * RCPTs, per listening address.
+ * `accepts` says yes to and refuses the rest with 550 5.1.1, and counts connections, sessions open at once,
+ * RCPTs and replies, per listening address.
  */
 
 export interface SlowSmtpStats {
@@ -13,6 +13,8 @@ export interface SlowSmtpStats {
   open: number;
   maxOpen: number;
   rcpts: number;
+  /** Replies sent (greeting included): each one cost the client `delayMs` of a connection slot. */
+  replies: number;
 }
 
 export interface SlowSmtpOptions {
@@ -43,7 +45,7 @@ export async function startSlowSmtp(
     const stats = new Map<string, SlowSmtpStats>();
     try {
       for (const host of hosts) {
-        const s: SlowSmtpStats = { connections: 0, open: 0, maxOpen: 0, rcpts: 0 };
+        const s: SlowSmtpStats = { connections: 0, open: 0, maxOpen: 0, rcpts: 0, replies: 0 };
         stats.set(host, s);
         const server = net.createServer((socket) => serve(socket, host, s, options, sockets));
         servers.push(server);
@@ -99,6 +101,7 @@ function serve(
   let last = Promise.resolve();
   const reply = (text: string, after?: () => void) => {
     if (frozen && rcptSeen) return;
+    s.replies++;
     const due = Date.now() + options.delayMs;
     last = last.then(
       () =>
