@@ -110,7 +110,8 @@ export function createSessionPool(opts: SessionPoolOptions) {
       const entry = entries.pop()!;
       clearTimeout(entry.idleTimer);
       if (entries.length === 0) idle.delete(host);
-      if (entry.session.alive && Date.now() - entry.openedAt < opts.maxAgeMs) return entry;
+      if (entry.session.alive && !entry.session.spoke && Date.now() - entry.openedAt < opts.maxAgeMs)
+        return entry;
       void retire(entry);
     }
     return null;

@@ -142,6 +142,14 @@ export class SmtpSession {
     return this.failure === null;
   }
 
+  /**
+   * Whether the server said something nobody asked for (typically "421 4.4.2 idle timeout" before it hangs up):
+   * the next command would read that line as its own reply, so such a session must not be used again.
+   */
+  get spoke(): boolean {
+    return this.replies.length > 0 || this.lines.length > 0 || this.buffer.length > 0;
+  }
+
   /** Ties the session to another probe's deadline (a pooled session outlives the probe that opened it). */
   bindSignal(signal: AbortSignal | undefined): void {
     this.opts.signal?.removeEventListener('abort', this.onAbort);

@@ -11,6 +11,7 @@ import { freshPrefix, testRedis, verifierOptions } from './helpers.js';
 
 const POOLED = '127.0.7.2';
 const HANGUP = '127.0.7.3';
+const NOTICE = '127.0.7.4';
 
 interface Connection {
   commands: string[];
@@ -20,10 +21,11 @@ interface Connection {
 const rcpts = (c: Connection) => c.commands.filter((v) => v === 'RCPT').length;
 
 /**
- * A scripted server that records each connection's commands. `dropThirdRcpt` makes it hang up, without a word, on a
- * connection's third RCPT: the way a server that timed an idle connection out looks to a client reusing it.
+ * A scripted server that records each connection's commands. Misbehaviours of servers that time idle connections
+ * out, as a client reusing a connection meets them: `drop-third-rcpt` hangs up without a word on a connection's
+ * third RCPT; `idle-notice` sends an unasked "421 … timeout" right after a connection's second RCPT reply.
  */
-async function startRecordingServer(address: string, dropThirdRcpt: boolean) {
+async function startRecordingServer(address: string, quirk: 'none' | 'drop-third-rcpt' | 'idle-notice') {
   const connections: Connection[] = [];
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
@@ -39,12 +41,15 @@ async function startRecordingServer(address: string, dropThirdRcpt: boolean) {
       else if (verb === 'MAIL') {
         connection.mailFroms.push(line);
         socket.write('250 2.1.0 Ok\r\n');
-      } else if (verb === 'RCPT' && dropThirdRcpt && rcpts(connection) === 3) socket.destroy();
-      else if (verb === 'RCPT')
-        socket.write(
-          /<(alice|bob|carol|dave|jörg)@/u.test(line) ? '250 2.1.5 Ok\r\n' : '550 5.1.1 No such user\r\n',
-        );
-      else if (verb === 'RSET') socket.write('250 2.0.0 Ok\r\n');
+      } else if (verb === 'RCPT' && quirk === 'drop-third-rcpt' && rcpts(connection) === 3) socket.destroy();
+      else if (verb === 'RCPT') {
+        const reply = /<(alice|bob|carol|dave|jörg)@/u.test(line)
+          ? '250 2.1.5 Ok\r\n'
+          : '550 5.1.1 No such user\r\n';
+        const unasked =
+          quirk === 'idle-notice' && rcpts(connection) === 2 ? '421 4.4.2 Error: timeout exceeded\r\n' : '';
+        socket.write(reply + unasked);
+      } else if (verb === 'RSET') socket.write('250 2.0.0 Ok\r\n');
       else if (verb === 'QUIT') socket.end('221 2.0.0 Bye\r\n');
       else socket.write('502 5.5.2 Command not recognized\r\n');
     });
@@ -65,6 +70,7 @@ const store = testRedis('session-pool');
 let dns: DnsServer;
 let pooled: Awaited<ReturnType<typeof startRecordingServer>>;
 let hangup: Awaited<ReturnType<typeof startRecordingServer>>;
+let notice: Awaited<ReturnType<typeof startRecordingServer>>;
 const verifiers: Verifier[] = [];
 
 // A linger far longer than any test: a session is only given up for the reasons under test, never by the clock.
@@ -84,12 +90,14 @@ function verifier(port: number, extra: Partial<VerifierOptions> = {}): Verifier 
 }
 
 beforeAll(async () => {
-  pooled = await startRecordingServer(POOLED, false);
-  hangup = await startRecordingServer(HANGUP, true);
+  pooled = await startRecordingServer(POOLED, 'none');
+  hangup = await startRecordingServer(HANGUP, 'drop-third-rcpt');
+  notice = await startRecordingServer(NOTICE, 'idle-notice');
   dns = await startDnsServer({
     ...mailDomain('pool.test', POOLED),
     'other-on-pool.test': mx('mx.pool.test'),
     ...mailDomain('hangup.test', HANGUP),
+    ...mailDomain('notice.test', NOTICE),
   });
 });
 
@@ -97,6 +105,7 @@ afterAll(async () => {
   await Promise.all(verifiers.map((v) => v.close()));
   await pooled?.close();
   await hangup?.close();
+  await notice?.close();
   await dns?.close();
   await store.cleanup();
 });
@@ -160,6 +169,16 @@ describe('session pool', () => {
     const bob = await v.verify('bob@hangup.test');
     expect(bob).toMatchObject({ status: 'valid', reason: 'accepted' });
     expect(hangup.connections.length - before).toBe(2);
+    await v.close();
+  });
+
+  it('never reuses a session the server spoke on unasked (an idle-timeout 421 would be read as a reply)', async () => {
+    const before = notice.connections.length;
+    const v = verifier(notice.port);
+    expect((await v.verify('alice@notice.test')).status).toBe('valid');
+    const bob = await v.verify('bob@notice.test');
+    expect(bob).toMatchObject({ status: 'valid', reason: 'accepted' });
+    expect(notice.connections.length - before).toBe(2);
     await v.close();
   });
 
