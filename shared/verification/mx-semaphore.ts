@@ -12,7 +12,7 @@ import type { Redis } from 'ioredis';
  * and is swept on the next acquire: no connection slot leaks forever.
  *
  * A waiter retries when a release is announced on a pub/sub channel (one subscriber connection per
- * process, opened on first use), so a freed slot is taken within a round trip instead of at the
+ * process, opened when first needed: the session pool needs it at once), so a freed slot is taken within a round trip instead of at the
  * next poll; polling with backoff stays as the fallback for slots that expire and messages lost
  * while the subscriber reconnects. A waiter also announces that it wants the host, so that a process
  * keeping an idle connection to it for later (the session pool) gives the slot up now.
@@ -59,9 +59,10 @@ export function createMxSemaphore(opts: MxSemaphoreOptions) {
   const waiters = new Map<string, Set<() => void>>();
   const wantedListeners = new Set<(host: string) => void>();
   let subscriber: Redis | null = null;
+  let closed = false;
 
   function listen(): void {
-    if (subscriber) return;
+    if (subscriber || closed) return;
     subscriber = opts.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
     // While it reconnects, waiters fall back to polling; nothing else depends on it.
     subscriber.on('error', () => {});
@@ -137,6 +138,7 @@ export function createMxSemaphore(opts: MxSemaphoreOptions) {
 
   /** Closes the subscriber connection, if a wait ever opened one. */
   function close(): void {
+    closed = true;
     subscriber?.disconnect();
     subscriber = null;
   }

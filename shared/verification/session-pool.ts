@@ -29,9 +29,12 @@ export interface PooledSession {
 }
 
 interface Entry extends PooledSession {
+  /** When its semaphore slot was taken: the lease runs from then. */
   openedAt: number;
   release: () => Promise<void>;
   idleTimer?: NodeJS.Timeout;
+  /** When the parked entry is to be retired (only ever moved earlier while it stays parked). */
+  retireAt?: number;
 }
 
 export interface SessionPoolOptions {
@@ -51,8 +54,11 @@ export interface SessionPoolOptions {
 export function createSessionPool(opts: SessionPoolOptions) {
   const idle = new Map<string, Entry[]>();
   const leased = new Set<Entry>();
-  // Probes of this process waiting for a slot of a host: a session given back is handed straight to one of them.
-  const waiting = new Map<string, Set<(entry: Entry) => void>>();
+  // Probes of this process waiting for a slot of a host: a session given back is handed straight to one of them
+  // (a taker answers false when its probe has given up meanwhile).
+  const waiting = new Map<string, Set<(entry: Entry) => boolean>>();
+  // Aborted by close(): probes still holding sessions (a request's deadline may have orphaned them) end now.
+  const shutdown = new AbortController();
   // Hosts some probe waited for lately: sessions to them are not parked until the wait is over.
   const wanted = new Map<string, number>();
   let closed = false;
@@ -72,6 +78,7 @@ export function createSessionPool(opts: SessionPoolOptions) {
   /** Takes an entry off the idle list, if it is there. */
   function unpark(entry: Entry): void {
     clearTimeout(entry.idleTimer);
+    entry.retireAt = undefined;
     const entries = idle.get(entry.host);
     const at = entries?.indexOf(entry) ?? -1;
     if (at >= 0) entries!.splice(at, 1);
@@ -80,28 +87,38 @@ export function createSessionPool(opts: SessionPoolOptions) {
 
   /**
    * Hands an entry to a probe of this process waiting for its host, or parks it on the idle list, to be retired
-   * after `ms` unless taken before.
+   * after `ms` unless taken before. Parking a parked entry again only ever brings its retirement closer, so a
+   * stream of "wanted" announcements cannot keep it open.
    */
   function park(entry: Entry, ms: number): void {
+    const retireAt = Math.min(entry.retireAt ?? Infinity, Date.now() + ms);
     unpark(entry);
     const takers = waiting.get(entry.host);
-    const taker = takers?.values().next().value;
-    if (taker) {
+    for (const taker of takers ?? []) {
       takers!.delete(taker);
-      return taker(entry);
+      if (taker(entry)) return;
     }
-    entry.idleTimer = setTimeout(() => {
-      unpark(entry);
-      void retire(entry);
-    }, ms);
+    entry.retireAt = retireAt;
+    entry.idleTimer = setTimeout(
+      () => {
+        unpark(entry);
+        void retire(entry);
+      },
+      Math.max(0, retireAt - Date.now()),
+    );
     entry.idleTimer.unref();
     idle.set(entry.host, [...(idle.get(entry.host) ?? []), entry]);
   }
 
+  const usable = (entry: Entry): boolean =>
+    entry.session.alive && !entry.session.spoke && Date.now() - entry.openedAt < opts.maxAgeMs;
+
   async function retire(entry: Entry): Promise<void> {
     clearTimeout(entry.idleTimer);
     await entry.session.quit();
-    await entry.release();
+    // A slot that cannot be given back now (Redis unreachable) expires with its lease.
+    await entry.release().catch(() => {});
+    settled();
   }
 
   function takeIdle(host: string): Entry | null {
@@ -110,15 +127,14 @@ export function createSessionPool(opts: SessionPoolOptions) {
       const entry = entries.pop()!;
       clearTimeout(entry.idleTimer);
       if (entries.length === 0) idle.delete(host);
-      if (entry.session.alive && !entry.session.spoke && Date.now() - entry.openedAt < opts.maxAgeMs)
-        return entry;
+      if (usable(entry)) return entry;
       void retire(entry);
     }
     return null;
   }
 
   function lend(entry: Entry, signal: AbortSignal): Entry {
-    entry.session.bindSignal(signal);
+    entry.session.bindSignal(AbortSignal.any([signal, shutdown.signal]));
     entry.reused = true;
     leased.add(entry);
     return entry;
@@ -133,40 +149,54 @@ export function createSessionPool(opts: SessionPoolOptions) {
     addresses: string[],
     signal: AbortSignal,
   ): Promise<PooledSession | HostFailure> {
+    if (closed) return { kind: 'timeout', reply: null, detail: 'verifier shutting down' };
     const pooled = takeIdle(host);
     if (pooled) return lend(pooled, signal);
 
     let handed: Entry | null = null;
     const handoff = new AbortController();
     const stop = (): void => handoff.abort();
-    const taker = (entry: Entry): void => {
+    const taker = (entry: Entry): boolean => {
+      if (handoff.signal.aborted) return false;
       handed = entry;
       stop();
+      return true;
     };
     const takers = waiting.get(host) ?? new Set();
     waiting.set(host, takers.add(taker));
     signal.addEventListener('abort', stop, { once: true });
     let release: (() => Promise<void>) | null = null;
+    let failure: unknown = null;
+    let acquiredAt = 0;
     try {
       release = await opts.semaphore.acquire(host, handoff.signal);
+      acquiredAt = Date.now();
     } catch (err) {
-      if (!(err instanceof SemaphoreTimeoutError)) throw err;
+      if (!(err instanceof SemaphoreTimeoutError)) failure = err;
     } finally {
       takers.delete(taker);
       if (takers.size === 0 && waiting.get(host) === takers) waiting.delete(host);
       signal.removeEventListener('abort', stop);
     }
+    // A session handed over is ours whatever happened to the slot request: dropping it would leak its slot.
     if (handed) {
-      if (release) await release();
+      await release?.().catch(() => {});
       return lend(handed, signal);
     }
+    if (failure) throw failure;
     if (!release)
       return {
         kind: 'timeout',
         reply: null,
         detail: `no connection slot for ${host} before the probe deadline`,
       };
-    const opened = await open(host, addresses, signal, release);
+    const opened = await open(
+      host,
+      addresses,
+      AbortSignal.any([signal, shutdown.signal]),
+      release,
+      acquiredAt,
+    );
     if ('kind' in opened) return opened;
     leased.add(opened);
     return opened;
@@ -180,15 +210,26 @@ export function createSessionPool(opts: SessionPoolOptions) {
     const entry = session as Entry;
     if (!leased.delete(entry)) return;
     entry.session.bindSignal(undefined);
-    const keep = reusable && !closed && entry.rcptsLeft > 0 && Date.now() - entry.openedAt < opts.maxAgeMs;
-    if (!keep) return retire(entry);
+    if (!reusable || closed || entry.rcptsLeft <= 0 || !usable(entry)) return retire(entry);
     entry.reused = false;
     park(entry, isWanted(entry.host) ? opts.wantedGraceMs : opts.lingerMs);
+    settled();
   }
 
-  /** Retires every parked session (shutdown); sessions still in use are retired when given back. */
+  // close() waits for the sessions still lent out; each return or retirement may be the last one.
+  let drained: (() => void) | null = null;
+  function settled(): void {
+    if (drained && leased.size === 0) drained();
+  }
+
+  /**
+   * Shutdown: ends the probes still holding sessions (aborting their SMTP steps), waits for them to give the
+   * sessions back, and says goodbye (QUIT) on every connection, releasing its slot.
+   */
   async function close(): Promise<void> {
     closed = true;
+    shutdown.abort();
+    if (leased.size > 0) await new Promise<void>((resolve) => (drained = resolve));
     const entries = [...idle.values()].flat();
     idle.clear();
     await Promise.all(entries.map(retire));
@@ -200,6 +241,7 @@ export function createSessionPool(opts: SessionPoolOptions) {
     addresses: string[],
     signal: AbortSignal,
     release: () => Promise<void>,
+    acquiredAt: number,
   ): Promise<Entry | HostFailure> {
     let failure: HostFailure = { kind: 'connection_failed', reply: null, detail: 'no address' };
     for (const address of addresses) {
@@ -232,7 +274,7 @@ export function createSessionPool(opts: SessionPoolOptions) {
           transaction: null,
           rcptsLeft: opts.maxRcptPerSession,
           reused: false,
-          openedAt: Date.now(),
+          openedAt: acquiredAt,
           release,
         };
       } catch (err) {

@@ -125,9 +125,27 @@ export async function probeDomain(
             finish(item, { kind: 'blocked', reply: mail, host: target.host, detail: 'MAIL FROM rejected' });
         }
       } else {
-        const end = await runRecipients(session, batch, pending, target.host, finish);
-        moveOn = end === 'go_away';
+        const { end, reply } = await runRecipients(
+          session,
+          batch,
+          pending,
+          target.host,
+          finish,
+          lease.reused,
+        );
         reusable = end === 'done';
+        if (end === 'go_away') {
+          // A 421 on a reused connection's first RCPT is most likely its idle timeout: not the host refusing us.
+          const stale = lease.reused && batch.every((b) => !outcomes.has(b.address));
+          if (!stale) {
+            lastFailure = {
+              kind: classifyReply(reply!),
+              reply: reply ?? null,
+              detail: 'server closing the connection',
+            };
+            moveOn = true;
+          }
+        }
       }
     } catch (err) {
       pending.unshift(...batch.filter((b) => !outcomes.has(b.address)));
@@ -182,14 +200,19 @@ async function beginTransaction(
   return mail;
 }
 
-/** RCPT for each address of the batch; says how the session ended up (go_away: the host sent 421). */
+/**
+ * RCPT for each address of the batch; says how the session ended up (go_away: the host sent 421, with that reply).
+ * On a continued transaction (`continued`), a 503 "need MAIL" means the server dropped the transaction: the batch
+ * goes back to a fresh session instead of being graded on that reply.
+ */
 async function runRecipients(
   session: SmtpSession,
   batch: Pending[],
   pending: Pending[],
   host: string,
   finish: (item: Pending, outcome: ProbeOutcome) => void,
-): Promise<RecipientsEnd> {
+  continued: boolean,
+): Promise<{ end: RecipientsEnd; reply?: SmtpReply }> {
   for (let i = 0; i < batch.length; i++) {
     const item = batch[i]!;
     if (item.smtputf8 && !session.extensions.has('SMTPUTF8')) {
@@ -210,22 +233,26 @@ async function runRecipients(
       const rest = batch.slice(i + 1);
       if (err instanceof SmtpError && err.kind === 'aborted') {
         pending.unshift(item, ...rest);
-        return 'broken';
+        return { end: 'broken' };
       }
       if (item.failures >= 2) finish(item, { ...failureOf(err), host });
       pending.unshift(...rest, ...(item.failures >= 2 ? [] : [item]));
-      return 'broken';
+      return { end: 'broken' };
     }
     if (reply.code === 421) {
       pending.unshift(item, ...batch.slice(i + 1));
-      return 'go_away';
+      return { end: 'go_away', reply };
+    }
+    if (continued && reply.code === 503) {
+      pending.unshift(item, ...batch.slice(i + 1));
+      return { end: 'broken' };
     }
     if (isTooManyRecipients(reply)) {
       // The server's per-transaction limit is below ours: the rest go to a fresh session.
       pending.unshift(item, ...batch.slice(i + 1));
-      return 'too_many';
+      return { end: 'too_many' };
     }
     finish(item, { kind: classifyReply(reply), reply, host, detail: null });
   }
-  return 'done';
+  return { end: 'done' };
 }

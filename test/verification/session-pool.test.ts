@@ -12,6 +12,9 @@ import { freshPrefix, testRedis, verifierOptions } from './helpers.js';
 const POOLED = '127.0.7.2';
 const HANGUP = '127.0.7.3';
 const NOTICE = '127.0.7.4';
+const TIMEOUT_421 = '127.0.7.5';
+const FORGETFUL = '127.0.7.6';
+const SILENT = '127.0.7.7';
 
 interface Connection {
   commands: string[];
@@ -21,11 +24,31 @@ interface Connection {
 const rcpts = (c: Connection) => c.commands.filter((v) => v === 'RCPT').length;
 
 /**
- * A scripted server that records each connection's commands. Misbehaviours of servers that time idle connections
- * out, as a client reusing a connection meets them: `drop-third-rcpt` hangs up without a word on a connection's
- * third RCPT; `idle-notice` sends an unasked "421 … timeout" right after a connection's second RCPT reply.
+ * What a server does instead of the normal reply to a connection's n-th RCPT: other words, hang up ('drop'),
+ * or never answer ('hang'); undefined: the normal reply.
  */
-async function startRecordingServer(address: string, quirk: 'none' | 'drop-third-rcpt' | 'idle-notice') {
+type Quirk = (n: number, line: string) => string | 'drop' | 'hang' | undefined;
+
+// Misbehaviours of servers that time idle connections out, as a client reusing a connection meets them.
+const QUIRKS: Record<string, Quirk> = {
+  // hangs up without a word on a connection's third RCPT
+  dropThirdRcpt: (n) => (n === 3 ? 'drop' : undefined),
+  // sends an unasked "421 … timeout" right after a connection's second RCPT reply
+  idleNotice: (n, line) =>
+    n === 2 ? `${normalReply(line)}421 4.4.2 Error: timeout exceeded\r\n` : undefined,
+  // answers a connection's third RCPT with the 421 of its idle timeout, then hangs up
+  timeout421: (n) => (n === 3 ? '421 4.4.2 mx Error: timeout exceeded\r\n' : undefined),
+  // forgets the open transaction after the second RCPT (as after an internal reset)
+  forgetful: (n) => (n >= 3 ? '503 5.5.1 Error: need MAIL command\r\n' : undefined),
+  // never answers a RCPT for hang@
+  silent: (_n, line) => (line.includes('<hang@') ? 'hang' : undefined),
+};
+
+const normalReply = (line: string): string =>
+  /<(alice|bob|carol|dave|jörg)@/u.test(line) ? '250 2.1.5 Ok\r\n' : '550 5.1.1 No such user\r\n';
+
+/** A scripted SMTP server that records each connection's commands; `quirk` bends its RCPT replies. */
+async function startRecordingServer(address: string, quirk?: Quirk) {
   const connections: Connection[] = [];
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
@@ -40,15 +63,14 @@ async function startRecordingServer(address: string, quirk: 'none' | 'drop-third
       if (verb === 'EHLO') socket.write('250-pool.test\r\n250-SMTPUTF8\r\n250 ENHANCEDSTATUSCODES\r\n');
       else if (verb === 'MAIL') {
         connection.mailFroms.push(line);
+        // A transaction the forgetful server dropped is open again.
         socket.write('250 2.1.0 Ok\r\n');
-      } else if (verb === 'RCPT' && quirk === 'drop-third-rcpt' && rcpts(connection) === 3) socket.destroy();
-      else if (verb === 'RCPT') {
-        const reply = /<(alice|bob|carol|dave|jörg)@/u.test(line)
-          ? '250 2.1.5 Ok\r\n'
-          : '550 5.1.1 No such user\r\n';
-        const unasked =
-          quirk === 'idle-notice' && rcpts(connection) === 2 ? '421 4.4.2 Error: timeout exceeded\r\n' : '';
-        socket.write(reply + unasked);
+      } else if (verb === 'RCPT') {
+        const odd = quirk?.(rcpts(connection), line);
+        if (odd === 'drop') socket.destroy();
+        else if (odd === 'hang') return;
+        else if (odd?.startsWith('421')) socket.end(odd);
+        else socket.write(odd ?? normalReply(line));
       } else if (verb === 'RSET') socket.write('250 2.0.0 Ok\r\n');
       else if (verb === 'QUIT') socket.end('221 2.0.0 Bye\r\n');
       else socket.write('502 5.5.2 Command not recognized\r\n');
@@ -71,6 +93,9 @@ let dns: DnsServer;
 let pooled: Awaited<ReturnType<typeof startRecordingServer>>;
 let hangup: Awaited<ReturnType<typeof startRecordingServer>>;
 let notice: Awaited<ReturnType<typeof startRecordingServer>>;
+let timeout421: Awaited<ReturnType<typeof startRecordingServer>>;
+let forgetful: Awaited<ReturnType<typeof startRecordingServer>>;
+let silent: Awaited<ReturnType<typeof startRecordingServer>>;
 const verifiers: Verifier[] = [];
 
 // A linger far longer than any test: a session is only given up for the reasons under test, never by the clock.
@@ -90,14 +115,20 @@ function verifier(port: number, extra: Partial<VerifierOptions> = {}): Verifier 
 }
 
 beforeAll(async () => {
-  pooled = await startRecordingServer(POOLED, 'none');
-  hangup = await startRecordingServer(HANGUP, 'drop-third-rcpt');
-  notice = await startRecordingServer(NOTICE, 'idle-notice');
+  pooled = await startRecordingServer(POOLED);
+  hangup = await startRecordingServer(HANGUP, QUIRKS.dropThirdRcpt);
+  notice = await startRecordingServer(NOTICE, QUIRKS.idleNotice);
+  timeout421 = await startRecordingServer(TIMEOUT_421, QUIRKS.timeout421);
+  forgetful = await startRecordingServer(FORGETFUL, QUIRKS.forgetful);
+  silent = await startRecordingServer(SILENT, QUIRKS.silent);
   dns = await startDnsServer({
     ...mailDomain('pool.test', POOLED),
     'other-on-pool.test': mx('mx.pool.test'),
     ...mailDomain('hangup.test', HANGUP),
     ...mailDomain('notice.test', NOTICE),
+    ...mailDomain('timeout421.test', TIMEOUT_421),
+    ...mailDomain('forgetful.test', FORGETFUL),
+    ...mailDomain('silent.test', SILENT),
   });
 });
 
@@ -106,6 +137,9 @@ afterAll(async () => {
   await pooled?.close();
   await hangup?.close();
   await notice?.close();
+  await timeout421?.close();
+  await forgetful?.close();
+  await silent?.close();
   await dns?.close();
   await store.cleanup();
 });
@@ -180,6 +214,60 @@ describe('session pool', () => {
     expect(bob).toMatchObject({ status: 'valid', reason: 'accepted' });
     expect(notice.connections.length - before).toBe(2);
     await v.close();
+  });
+
+  it('takes a 421 to the first RCPT on a reused connection for its idle timeout: a new connection, no failure', async () => {
+    const before = timeout421.connections.length;
+    const v = verifier(timeout421.port);
+    expect((await v.verify('alice@timeout421.test')).status).toBe('valid');
+    expect(await v.verify('bob@timeout421.test')).toMatchObject({ status: 'valid', reason: 'accepted' });
+    expect(timeout421.connections.length - before).toBe(2);
+    await v.close();
+  });
+
+  it('grades nothing on a "503 need MAIL" when a continued transaction was dropped by the server', async () => {
+    const before = forgetful.connections.length;
+    const v = verifier(forgetful.port);
+    expect((await v.verify('alice@forgetful.test')).status).toBe('valid');
+    expect(await v.verify('bob@forgetful.test')).toMatchObject({ status: 'valid', reason: 'accepted' });
+    expect(forgetful.connections.length - before).toBe(2);
+    await v.close();
+  });
+
+  it('ends probes still holding a connection on close, and says goodbye on every connection', async () => {
+    // SMTP steps may take 10 s here: only close() can end the probe stuck on an unanswered RCPT sooner.
+    const v = verifier(silent.port, { smtpTimeoutMs: 10_000, probeTimeoutMs: 20_000 });
+    expect((await v.verify('alice@silent.test')).status).toBe('valid');
+    const stuck = v.verify('hang@silent.test');
+    const conn = silent.connections.at(-1)!;
+    await vi.waitFor(() => expect(rcpts(conn)).toBe(3));
+    await v.close();
+    expect(await stuck).toMatchObject({ status: 'unknown', reason: 'timeout' });
+    await vi.waitFor(() => expect(silent.open()).toBe(0), { timeout: 2000 });
+  });
+
+  it('keeps a parked session no longer than the grace while "wanted" announcements keep coming', async () => {
+    const options = verifierOptions({
+      redis: store.redis,
+      keyPrefix: freshPrefix(store.prefix),
+      dnsServers: [dns.endpoint],
+      smtpPort: pooled.port,
+      sessionLingerMs: 60_000,
+    });
+    const v = createVerifier(options);
+    verifiers.push(v);
+    expect((await v.verify('alice@pool.test')).status).toBe('valid');
+    const conn = pooled.connections.at(-1)!;
+    // Another process announcing every 5 ms that it waits for the host (as a waiter's retries do).
+    const announcer = setInterval(
+      () => void store.redis.publish(`${options.keyPrefix}mx-wanted`, 'mx.pool.test'),
+      5,
+    );
+    try {
+      await vi.waitFor(() => expect(conn.commands.at(-1)).toBe('QUIT'), { timeout: 2000 });
+    } finally {
+      clearInterval(announcer);
+    }
   });
 
   it("gives a parked session up when another process waits for the host's only slot", async () => {
