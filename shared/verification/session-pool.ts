@@ -126,6 +126,7 @@ export function createSessionPool(opts: SessionPoolOptions) {
     while (entries && entries.length > 0) {
       const entry = entries.pop()!;
       clearTimeout(entry.idleTimer);
+      entry.retireAt = undefined;
       if (entries.length === 0) idle.delete(host);
       if (usable(entry)) return entry;
       void retire(entry);

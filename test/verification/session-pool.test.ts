@@ -15,6 +15,7 @@ const NOTICE = '127.0.7.4';
 const TIMEOUT_421 = '127.0.7.5';
 const FORGETFUL = '127.0.7.6';
 const SILENT = '127.0.7.7';
+const SLOW = '127.0.7.8';
 
 interface Connection {
   commands: string[];
@@ -47,8 +48,11 @@ const QUIRKS: Record<string, Quirk> = {
 const normalReply = (line: string): string =>
   /<(alice|bob|carol|dave|jörg)@/u.test(line) ? '250 2.1.5 Ok\r\n' : '550 5.1.1 No such user\r\n';
 
-/** A scripted SMTP server that records each connection's commands; `quirk` bends its RCPT replies. */
-async function startRecordingServer(address: string, quirk?: Quirk) {
+/**
+ * A scripted SMTP server that records each connection's commands; `quirk` bends its RCPT replies, `rcptDelayMs`
+ * holds each RCPT reply back.
+ */
+async function startRecordingServer(address: string, quirk?: Quirk, rcptDelayMs = 0) {
   const connections: Connection[] = [];
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
@@ -70,7 +74,7 @@ async function startRecordingServer(address: string, quirk?: Quirk) {
         if (odd === 'drop') socket.destroy();
         else if (odd === 'hang') return;
         else if (odd?.startsWith('421')) socket.end(odd);
-        else socket.write(odd ?? normalReply(line));
+        else setTimeout(() => socket.write(odd ?? normalReply(line)), rcptDelayMs);
       } else if (verb === 'RSET') socket.write('250 2.0.0 Ok\r\n');
       else if (verb === 'QUIT') socket.end('221 2.0.0 Bye\r\n');
       else socket.write('502 5.5.2 Command not recognized\r\n');
@@ -96,6 +100,7 @@ let notice: Awaited<ReturnType<typeof startRecordingServer>>;
 let timeout421: Awaited<ReturnType<typeof startRecordingServer>>;
 let forgetful: Awaited<ReturnType<typeof startRecordingServer>>;
 let silent: Awaited<ReturnType<typeof startRecordingServer>>;
+let slow: Awaited<ReturnType<typeof startRecordingServer>>;
 const verifiers: Verifier[] = [];
 
 // A linger far longer than any test: a session is only given up for the reasons under test, never by the clock.
@@ -121,6 +126,7 @@ beforeAll(async () => {
   timeout421 = await startRecordingServer(TIMEOUT_421, QUIRKS.timeout421);
   forgetful = await startRecordingServer(FORGETFUL, QUIRKS.forgetful);
   silent = await startRecordingServer(SILENT, QUIRKS.silent);
+  slow = await startRecordingServer(SLOW, undefined, 600);
   dns = await startDnsServer({
     ...mailDomain('pool.test', POOLED),
     'other-on-pool.test': mx('mx.pool.test'),
@@ -129,6 +135,7 @@ beforeAll(async () => {
     ...mailDomain('timeout421.test', TIMEOUT_421),
     ...mailDomain('forgetful.test', FORGETFUL),
     ...mailDomain('silent.test', SILENT),
+    ...mailDomain('slow.test', SLOW),
   });
 });
 
@@ -140,6 +147,7 @@ afterAll(async () => {
   await timeout421?.close();
   await forgetful?.close();
   await silent?.close();
+  await slow?.close();
   await dns?.close();
   await store.cleanup();
 });
@@ -160,6 +168,19 @@ describe('session pool', () => {
     await v.close();
     expect(conn.commands.at(-1)).toBe('QUIT');
     await vi.waitFor(() => expect(pooled.open()).toBe(0));
+  });
+
+  it('gives every return of a session a fresh linger, however long its probes take', async () => {
+    // Each RCPT takes 600 ms, longer than the 500 ms linger: a probe outlasts the linger of the previous return.
+    // The next probe comes 100 ms after each return, well inside a fresh linger.
+    const before = slow.connections.length;
+    const v = verifier(slow.port, { sessionLingerMs: 500 });
+    for (const email of ['alice@slow.test', 'bob@slow.test', 'carol@slow.test']) {
+      expect((await v.verify(email)).status).toBe('valid');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(slow.connections.length - before).toBe(1);
+    await v.close();
   });
 
   it('shares a session between domains on the same MX host', async () => {
