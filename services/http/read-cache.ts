@@ -28,13 +28,22 @@ export interface ReadCacheOptions {
 }
 
 interface Entry {
-  body: Buffer;
+  // The serialised string itself: a small Buffer made from it would be a slice of Node's shared 8 KiB pool and
+  // keep the whole slab alive, so the cache could hold ~10× its byte budget.
+  body: string | Buffer;
   contentType: string;
 }
 
 // Bookkeeping per entry beyond its key and body, so that many tiny entries still count against maxBytes.
 const ENTRY_OVERHEAD_BYTES = 128;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** A Buffer of its own (not a view into a larger pooled slab that the cache would keep alive). */
+function copyOutOfPool(payload: Buffer): Buffer {
+  const copy = Buffer.allocUnsafeSlow(payload.length);
+  payload.copy(copy);
+  return copy;
+}
 
 /**
  * An in-process LRU of serialised 200 answers of opted-in GET routes, keyed by the URL as sent (path and query
@@ -61,7 +70,7 @@ export const readCachePlugin = fp<ReadCacheOptions>(
     const cache = new LRUCache<string, Entry>({
       maxSize: maxBytes,
       ttl: ttlMs,
-      sizeCalculation: (entry, key) => entry.body.length + key.length + ENTRY_OVERHEAD_BYTES,
+      sizeCalculation: (entry, key) => Buffer.byteLength(entry.body) + key.length + ENTRY_OVERHEAD_BYTES,
     });
     let generation = 0;
     let listening = false;
@@ -107,8 +116,15 @@ export const readCachePlugin = fp<ReadCacheOptions>(
       return reply.send(entry.body);
     });
 
+    // A write empties the cache once it reached its handler (authenticated, within its budget, valid), whatever
+    // its outcome: a request refused before that changed nothing, and must not let a client wipe the cache at will.
+    const writes = new WeakSet<FastifyRequest>();
+    app.addHook('preHandler', async (request) => {
+      if (!SAFE_METHODS.has(request.method) && !request.is404) writes.add(request);
+    });
+
     app.addHook('onSend', async (request, reply, payload) => {
-      if (!SAFE_METHODS.has(request.method)) {
+      if (writes.has(request)) {
         invalidate();
         return payload;
       }
@@ -118,7 +134,7 @@ export const readCachePlugin = fp<ReadCacheOptions>(
       if (!(typeof payload === 'string' || Buffer.isBuffer(payload))) return payload;
       const contentType = reply.getHeader('content-type');
       cache.set(request.url, {
-        body: typeof payload === 'string' ? Buffer.from(payload) : payload,
+        body: typeof payload === 'string' ? payload : copyOutOfPool(payload),
         contentType: typeof contentType === 'string' ? contentType : 'application/json; charset=utf-8',
       });
       return payload;

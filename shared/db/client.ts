@@ -76,9 +76,19 @@ async function openPostgres(url: string, max: number, statementTimeoutMs: number
     },
     // postgres.js LISTENs on one extra connection per client (outside the pool, no idle timeout) and LISTENs again
     // on a new connection whenever it drops, retrying with backoff, calling onListen each time it succeeds.
+    // Its unlisten() only detaches the first connection's listener, so the callbacks are switched off here too: after
+    // a reconnection a stopped listener must hear nothing.
     async listen(channel, onNotify, onListen) {
-      const { unlisten } = await client.listen(channel, onNotify, onListen);
-      return unlisten;
+      let active = true;
+      const { unlisten } = await client.listen(
+        channel,
+        (payload) => active && onNotify(payload),
+        () => active && onListen(),
+      );
+      return async () => {
+        active = false;
+        await unlisten();
+      };
     },
     close: () => client.end({ timeout: 5 }),
   };

@@ -96,7 +96,7 @@ describe('the Q&A read cache', () => {
     expect((await app.inject(listUrl)).json().data.questions[0].answers_count).toBe(1);
   });
 
-  it('empties the cache on any request that is not a read, even one that changes nothing', async () => {
+  it('empties the cache on a write that reached its handler, even one that changes nothing, never on a refused one', async () => {
     await app.inject('/api/tags');
     expect((await app.inject('/api/tags')).headers['x-cache']).toBe('hit');
     await writeSilently(
@@ -105,7 +105,24 @@ describe('the Q&A read cache', () => {
     );
     expect((await app.inject('/api/tags')).json().data.tags[0].description).toBe('About mead');
 
+    // Refused before any handler: an unknown route, a bad key. Nothing changed, nothing is emptied.
     expect((await app.inject({ method: 'POST', url: '/api/no-such-endpoint' })).statusCode).toBe(404);
+    const refused = await app.inject({
+      method: 'POST',
+      url: '/api/poll-vote.php',
+      headers: { authorization: 'Bearer agora_not-a-real-key' },
+      payload: { poll_id: 999999, option_id: 1 },
+    });
+    expect(refused.statusCode).toBe(401);
+    expect((await app.inject('/api/tags')).headers['x-cache']).toBe('hit');
+
+    // Reached its handler (an unknown poll: 404), changed nothing: emptied all the same.
+    const handled = await app.inject({
+      method: 'POST',
+      url: '/api/poll-vote.php',
+      payload: { poll_id: 999999, option_id: 1 },
+    });
+    expect(handled.statusCode).toBe(404);
     const after = await app.inject('/api/tags');
     expect(after.headers['x-cache']).toBe('miss');
     expect(after.json().data.tags[0].description).toBe('Fermented honey');
