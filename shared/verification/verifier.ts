@@ -3,6 +3,7 @@ import { domainToUnicode } from 'node:url';
 import { createMailHostResolver, type MailHostLookup } from './dns.js';
 import { addressFlags } from './flags.js';
 import { createDomainBatcher } from './domain-batcher.js';
+import { createHostOwner } from './host-owner.js';
 import { createMxSemaphore } from './mx-semaphore.js';
 import { createSessionPool } from './session-pool.js';
 import { probeDomain, type ProbeOutcome } from './smtp-probe.js';
@@ -84,6 +85,15 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     maxAgeMs: maxSessionAgeMs,
   });
   const catchAllKey = (domain: string): string => `${opts.keyPrefix}catch-all:${domain}`;
+  // A host's probes go to the one process probing it, so that they share its connections.
+  const owner = createHostOwner({
+    redis: opts.redis,
+    keyPrefix: opts.keyPrefix,
+    ownershipMs: lingerMs + opts.smtpTimeoutMs,
+    replyTimeoutMs: opts.probeTimeoutMs,
+    probe: (request) =>
+      probeDomain(request.hosts, request.targets, request.catchAllAddress, { ...opts, pool }),
+  });
 
   async function verifyDomainGroup(emails: string[], answerBy?: number): Promise<VerificationResult[]> {
     const started = performance.now();
@@ -121,12 +131,11 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     ];
     const cached = await opts.redis.get(catchAllKey(domain));
     const knownCatchAll = cached === null ? null : cached === '1';
-    const report = await probeDomain(
-      dns.hosts,
+    const report = await owner.run({
+      hosts: dns.hosts,
       targets,
-      knownCatchAll === null ? randomAddress(domain) : null,
-      { ...opts, pool },
-    );
+      catchAllAddress: knownCatchAll === null ? randomAddress(domain) : null,
+    });
     let catchAll = knownCatchAll;
     const probeKind = report.catchAllProbe?.kind;
     if (probeKind === 'accepted') catchAll = true;
@@ -162,6 +171,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     verify: async (email) => (await verifyDomainGroup([email]))[0]!,
     verifyDomainGroup,
     close: async () => {
+      owner.close();
       await pool.close();
       semaphore.close();
     },

@@ -104,17 +104,24 @@ let slow: Awaited<ReturnType<typeof startRecordingServer>>;
 const verifiers: Verifier[] = [];
 
 // A linger far longer than any test: a session is only given up for the reasons under test, never by the clock.
+// Verifiers created from one options object share a Redis prefix, as worker processes of one deployment do.
+function options(port: number, extra: Partial<VerifierOptions> = {}): VerifierOptions {
+  return verifierOptions({
+    redis: store.redis,
+    keyPrefix: freshPrefix(store.prefix),
+    dnsServers: [dns.endpoint],
+    smtpPort: port,
+    sessionLingerMs: 60_000,
+    ...extra,
+  });
+}
+
 function verifier(port: number, extra: Partial<VerifierOptions> = {}): Verifier {
-  const v = createVerifier(
-    verifierOptions({
-      redis: store.redis,
-      keyPrefix: freshPrefix(store.prefix),
-      dnsServers: [dns.endpoint],
-      smtpPort: port,
-      sessionLingerMs: 60_000,
-      ...extra,
-    }),
-  );
+  return verifierFrom(options(port, extra));
+}
+
+function verifierFrom(shared: VerifierOptions): Verifier {
+  const v = createVerifier(shared);
   verifiers.push(v);
   return v;
 }
@@ -268,20 +275,13 @@ describe('session pool', () => {
   });
 
   it('keeps a parked session no longer than the grace while "wanted" announcements keep coming', async () => {
-    const options = verifierOptions({
-      redis: store.redis,
-      keyPrefix: freshPrefix(store.prefix),
-      dnsServers: [dns.endpoint],
-      smtpPort: pooled.port,
-      sessionLingerMs: 60_000,
-    });
-    const v = createVerifier(options);
-    verifiers.push(v);
+    const shared = options(pooled.port);
+    const v = verifierFrom(shared);
     expect((await v.verify('alice@pool.test')).status).toBe('valid');
     const conn = pooled.connections.at(-1)!;
     // Another process announcing every 5 ms that it waits for the host (as a waiter's retries do).
     const announcer = setInterval(
-      () => void store.redis.publish(`${options.keyPrefix}mx-wanted`, 'mx.pool.test'),
+      () => void store.redis.publish(`${shared.keyPrefix}mx-wanted`, 'mx.pool.test'),
       5,
     );
     try {
@@ -293,25 +293,52 @@ describe('session pool', () => {
 
   it("gives a parked session up when another process waits for the host's only slot", async () => {
     // Two verifiers stand for two worker processes: one Redis prefix, so one semaphore with a single slot.
-    const shared = verifierOptions({
-      redis: store.redis,
-      keyPrefix: freshPrefix(store.prefix),
-      dnsServers: [dns.endpoint],
-      smtpPort: pooled.port,
-      sessionLingerMs: 60_000,
-      mxConcurrency: 1,
-    });
-    const first = createVerifier(shared);
-    const second = createVerifier(shared);
-    verifiers.push(first, second);
+    const shared = options(pooled.port, { mxConcurrency: 1 });
+    const first = verifierFrom(shared);
+    const second = verifierFrom(shared);
     const before = pooled.connections.length;
     expect((await first.verify('alice@pool.test')).status).toBe('valid');
-    // The first verifier's session is parked for a minute, holding the slot; the probe deadline is 5 s. Only the
-    // wanted-host announcement lets the second one in before its deadline.
+    // As if the first process's hold on the host had lapsed: the second probes the host itself (forwarding to the
+    // holder is covered below). The first's session is parked for a minute, holding the slot; the probe deadline is 5 s.
+    // Only the wanted-host announcement lets the second one in before its deadline.
+    await store.redis.del(`${shared.keyPrefix}mx-owner:mx.pool.test`);
     const bob = await second.verify('bob@pool.test');
     expect(bob).toMatchObject({ status: 'valid', reason: 'accepted' });
     const used = pooled.connections.slice(before);
     expect(used).toHaveLength(2);
     expect(used[0]!.commands.at(-1)).toBe('QUIT');
+  });
+});
+
+describe('one process per MX host (host-owner.ts)', () => {
+  // Two verifiers on one Redis prefix stand for two worker processes.
+  const twoProcesses = (extra: Partial<VerifierOptions> = {}) => {
+    const shared = options(pooled.port, extra);
+    return [verifierFrom(shared), verifierFrom(shared)] as const;
+  };
+
+  it("forwards a probe to the process that probes the host, so both share that process's connection", async () => {
+    const [first, second] = twoProcesses();
+    const before = pooled.connections.length;
+    expect((await first.verify('alice@pool.test')).status).toBe('valid');
+    expect(await second.verify('bob@pool.test')).toMatchObject({ status: 'valid', reason: 'accepted' });
+    expect(await second.verify('nobody@pool.test')).toMatchObject({
+      status: 'invalid',
+      reason: 'mailbox_not_found',
+    });
+    const used = pooled.connections.slice(before);
+    expect(used).toHaveLength(1);
+    expect(used[0]!.commands).toEqual(['EHLO', 'MAIL', 'RCPT', 'RCPT', 'RCPT', 'RCPT']);
+  });
+
+  it('probes by itself when the owner stopped beating, long before the probe deadline', async () => {
+    // A minute of probe deadline: only the heartbeat check can end the wait within the test's time.
+    const [first, second] = twoProcesses({ probeTimeoutMs: 60_000 });
+    const before = pooled.connections.length;
+    expect((await first.verify('alice@pool.test')).status).toBe('valid');
+    // The owner goes away without handing the host over (its key stays until it expires).
+    await first.close();
+    expect(await second.verify('bob@pool.test')).toMatchObject({ status: 'valid', reason: 'accepted' });
+    expect(pooled.connections.length - before).toBe(2);
   });
 });
