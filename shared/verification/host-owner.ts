@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { MailHost } from './dns.js';
+import type { Subscriptions } from './subscriptions.js';
 import type { ProbeOutcome, ProbeReport, ProbeTarget } from './smtp-probe.js';
 
 /**
@@ -43,6 +44,7 @@ export interface HostOwnerOptions {
   replyTimeoutMs: number;
   /** Runs a probe here. */
   probe: (request: ProbeRequest) => Promise<ProbeReport>;
+  subscriptions: Subscriptions;
 }
 
 const HEARTBEAT_MS = 1000;
@@ -62,28 +64,23 @@ export function createHostOwner(opts: HostOwnerOptions) {
   const me = randomUUID();
   const key = (name: string): string => `${opts.keyPrefix}${name}`;
   const pending = new Map<string, (report: WireReport) => void>();
-  let subscriber: Redis | null = null;
   let heartbeat: NodeJS.Timeout | null = null;
   let closed = false;
 
   /** Heartbeat and subscriptions, started with the first probe. */
   function start(): void {
-    if (subscriber || closed) return;
+    if (heartbeat || closed) return;
     const beat = () => void opts.redis.set(key(`mx-alive:${me}`), '1', 'PX', ALIVE_MS).catch(() => {});
     beat();
     heartbeat = setInterval(beat, HEARTBEAT_MS);
     heartbeat.unref();
-    subscriber = opts.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
-    subscriber.on('error', () => {});
-    subscriber.on('message', (channel: string, message: string) => {
-      if (channel === key('mx-work')) {
-        if (message === me) void drain();
-        return;
-      }
+    opts.subscriptions.subscribe(key('mx-work'), (owner) => {
+      if (owner === me) void drain();
+    });
+    opts.subscriptions.subscribe(key(`mx-reply:${me}`), (message) => {
       const { id, report } = JSON.parse(message) as { id: string; report: WireReport };
       pending.get(id)?.(report);
     });
-    subscriber.subscribe(key('mx-work'), key(`mx-reply:${me}`)).catch(() => {});
   }
 
   /** Runs the requests other processes left for us. */
@@ -153,8 +150,6 @@ export function createHostOwner(opts: HostOwnerOptions) {
   function close(): void {
     closed = true;
     if (heartbeat) clearInterval(heartbeat);
-    subscriber?.disconnect();
-    subscriber = null;
     void opts.redis.del(key(`mx-alive:${me}`)).catch(() => {});
   }
 

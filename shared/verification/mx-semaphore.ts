@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
+import type { Subscriptions } from './subscriptions.js';
 
 /**
  * Limits concurrent SMTP connections per MX host across every worker process, and paces new
@@ -11,9 +12,8 @@ import type { Redis } from 'ioredis';
  * clock, so workers' clocks may disagree). A member older than the lease is a crashed holder
  * and is swept on the next acquire: no connection slot leaks forever.
  *
- * A waiter retries when a release is announced on a pub/sub channel (one subscriber connection per
- * process, opened when first needed: the session pool needs it at once), so a freed slot is taken
- * within a round trip instead of at the next poll; polling with backoff stays as the fallback for
+ * A waiter retries when a release is announced on a pub/sub channel (the verifier's subscriber
+ * connection, see subscriptions.ts), so a freed slot is taken within a round trip instead of at the next poll; polling with backoff stays as the fallback for
  * slots that expire and messages lost while the subscriber reconnects. A waiter also announces that it wants the host, so that a process
  * keeping an idle connection to it for later (the session pool) gives the slot up now.
  */
@@ -38,6 +38,8 @@ export interface MxSemaphoreOptions {
   leaseMs: number;
   /** Minimum gap between two connection opens to one host, ms (0: none). */
   pacingMs: number;
+  /** Where release and wanted announcements are heard (the verifier's one subscriber connection). */
+  subscriptions: Subscriptions;
 }
 
 export class SemaphoreTimeoutError extends Error {
@@ -58,19 +60,16 @@ export function createMxSemaphore(opts: MxSemaphoreOptions) {
   const wantedChannel = `${opts.keyPrefix}mx-wanted`;
   const waiters = new Map<string, Set<() => void>>();
   const wantedListeners = new Set<(host: string) => void>();
-  let subscriber: Redis | null = null;
-  let closed = false;
 
+  // Subscribed when first needed (the session pool needs the wanted channel at once).
+  let listening = false;
   function listen(): void {
-    if (subscriber || closed) return;
-    subscriber = opts.redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
-    // While it reconnects, waiters fall back to polling; nothing else depends on it.
-    subscriber.on('error', () => {});
-    subscriber.on('message', (channel: string, host: string) => {
-      if (channel === releasedChannel) wake(host);
-      else for (const listener of wantedListeners) listener(host);
+    if (listening) return;
+    listening = true;
+    opts.subscriptions.subscribe(releasedChannel, wake);
+    opts.subscriptions.subscribe(wantedChannel, (host) => {
+      for (const listener of wantedListeners) listener(host);
     });
-    subscriber.subscribe(releasedChannel, wantedChannel).catch(() => {});
   }
 
   /** Calls `listener` with a host whenever some process waits for one of its slots. */
@@ -136,14 +135,7 @@ export function createMxSemaphore(opts: MxSemaphoreOptions) {
     }
   }
 
-  /** Closes the subscriber connection, if a wait ever opened one. */
-  function close(): void {
-    closed = true;
-    subscriber?.disconnect();
-    subscriber = null;
-  }
-
-  return { acquire, onWanted, close };
+  return { acquire, onWanted };
 }
 
 export type MxSemaphore = ReturnType<typeof createMxSemaphore>;

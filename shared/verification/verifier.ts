@@ -6,6 +6,7 @@ import { createDomainBatcher } from './domain-batcher.js';
 import { createHostOwner } from './host-owner.js';
 import { createMxSemaphore } from './mx-semaphore.js';
 import { createSessionPool } from './session-pool.js';
+import { createSubscriptions } from './subscriptions.js';
 import { probeDomain, type ProbeOutcome } from './smtp-probe.js';
 import { parseAddress, type ParsedAddress, type SyntaxFailure } from './syntax.js';
 import { decide } from './verdict.js';
@@ -34,7 +35,7 @@ export interface Verifier {
    * cannot hold back the others of its batch.
    */
   verifyDomainGroup(emails: string[], answerBy?: number): Promise<VerificationResult[]>;
-  /** Says goodbye to pooled SMTP sessions and closes the MX semaphore's listening connection (if it opened one). */
+  /** Says goodbye to pooled SMTP sessions and closes the pub/sub connection (if one was opened). */
   close(): Promise<void>;
 }
 
@@ -67,7 +68,9 @@ export function createVerifier(opts: VerifierOptions): Verifier {
   // A pooled session is handed out while younger than one probe timeout; it then lives at most one more probe,
   // its linger and two SMTP steps (RSET, QUIT). A slot outlives that only if its worker died: then it expires.
   const maxSessionAgeMs = opts.probeTimeoutMs;
+  const subscriptions = createSubscriptions(opts.redis);
   const semaphore = createMxSemaphore({
+    subscriptions,
     redis: opts.redis,
     keyPrefix: opts.keyPrefix,
     limit: opts.mxConcurrency,
@@ -91,6 +94,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     keyPrefix: opts.keyPrefix,
     ownershipMs: lingerMs + opts.smtpTimeoutMs,
     replyTimeoutMs: opts.probeTimeoutMs,
+    subscriptions,
     probe: (request) =>
       probeDomain(request.hosts, request.targets, request.catchAllAddress, { ...opts, pool }),
   });
@@ -173,7 +177,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     close: async () => {
       owner.close();
       await pool.close();
-      semaphore.close();
+      subscriptions.close();
     },
   };
 }

@@ -1,12 +1,26 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createMxSemaphore, SemaphoreTimeoutError } from '../../shared/verification/mx-semaphore.js';
+import { createSubscriptions } from '../../shared/verification/subscriptions.js';
 import { freshPrefix, testRedis } from './helpers.js';
 
 const store = testRedis('semaphore');
-afterAll(() => store.cleanup());
+const subscriptions = createSubscriptions(store.redis);
+afterAll(async () => {
+  subscriptions.close();
+  await store.cleanup();
+});
 
+// One subscriber connection for every semaphore of the file, as a verifier shares its own.
 const semaphore = (prefix: string, over: { limit?: number; leaseMs?: number; pacingMs?: number } = {}) =>
-  createMxSemaphore({ redis: store.redis, keyPrefix: prefix, limit: 2, leaseMs: 10_000, pacingMs: 0, ...over });
+  createMxSemaphore({
+    redis: store.redis,
+    keyPrefix: prefix,
+    limit: 2,
+    leaseMs: 10_000,
+    pacingMs: 0,
+    subscriptions,
+    ...over,
+  });
 
 describe('MX semaphore', () => {
   it('grants `limit` slots per host, shared by every instance on the same Redis', async () => {
@@ -36,7 +50,9 @@ describe('MX semaphore', () => {
     const prefix = freshPrefix(store.prefix);
     const s = semaphore(prefix, { limit: 1 });
     const release = await s.acquire('busy.example.org');
-    await expect(s.acquire('busy.example.org', AbortSignal.timeout(50))).rejects.toBeInstanceOf(SemaphoreTimeoutError);
+    await expect(s.acquire('busy.example.org', AbortSignal.timeout(50))).rejects.toBeInstanceOf(
+      SemaphoreTimeoutError,
+    );
     await release();
   });
 
@@ -54,7 +70,9 @@ describe('MX semaphore', () => {
     const release = await s.acquire('paced.example.org');
     await release();
     // The slot is free but the pacing gap is not over: the deadline comes first.
-    await expect(s.acquire('paced.example.org', AbortSignal.timeout(50))).rejects.toBeInstanceOf(SemaphoreTimeoutError);
+    await expect(s.acquire('paced.example.org', AbortSignal.timeout(50))).rejects.toBeInstanceOf(
+      SemaphoreTimeoutError,
+    );
     expect(await store.redis.zcard(`${prefix}mx-slots:paced.example.org`)).toBe(0);
   });
 });
