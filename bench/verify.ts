@@ -21,33 +21,23 @@
  * database (agora_bench_verify, recreated) and a QUEUE_PREFIX per run. Needs PostgreSQL (BENCH_POSTGRES_URL,
  * default postgres://postgres@127.0.0.1:5432/postgres) and Redis (BENCH_REDIS_URL, default redis://127.0.0.1:6379).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import os from 'node:os';
-import { fileURLToPath } from 'node:url';
-import { parseArgs } from 'node:util';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { startDnsServer, type Zone } from '../test/support/dns-server.js';
-import { benchDatabaseUrl, recreateDatabase } from './lib/postgres.js';
-import { freePort } from './lib/processes.js';
-import { deleteKeys, REDIS_URL } from './lib/redis.js';
 import { startSlowSmtp } from '../test/verify-service/slow-smtp.js';
+import { parseBenchArgs } from './lib/args.js';
+import { benchDatabaseUrl, recreateDatabase } from './lib/postgres.js';
+import { BenchChildren, benchEnv, freePort, runScript, waitFor } from './lib/processes.js';
+import { deleteKeys, REDIS_URL } from './lib/redis.js';
 
-const { values } = parseArgs({
-  options: {
-    workers: { type: 'string', default: '1,2,4' },
-    delay: { type: 'string', default: '50' },
-    inflight: { type: 'string', default: '8' },
-    concurrency: { type: 'string', default: '100' },
-    layout: { type: 'string', default: 'shuffled' },
-  },
-});
-const WORKER_COUNTS = values.workers!.split(',').map((n) => Math.min(Math.max(Number(n), 1), 8));
-const DELAY_MS = Math.min(Math.max(Number(values.delay), 0), 1000);
-const INFLIGHT = Math.min(Math.max(Number(values.inflight), 1), 100);
-const CONCURRENCY = Math.min(Math.max(Number(values.concurrency), 1), 1000);
-const LAYOUT = values.layout === 'grouped' ? 'grouped' : 'shuffled';
+const args = parseBenchArgs(
+  { delay: [50, 0, 1000], inflight: [8, 1, 100], concurrency: [100, 1, 1000] },
+  { workers: '1,2,4', layout: 'shuffled' },
+);
+const WORKER_COUNTS = args.workers.split(',').map((n) => Math.min(Math.max(Number(n), 1), 8));
+const { delay: DELAY_MS, inflight: INFLIGHT, concurrency: CONCURRENCY } = args;
+const LAYOUT = args.layout === 'grouped' ? 'grouped' : 'shuffled';
 
 const DOMAINS = 200;
 const PER_DOMAIN = 50;
@@ -57,8 +47,6 @@ const MAX_RCPT_PER_SESSION = 20;
 const SESSION_OVERHEAD = 4; // greeting, EHLO, MAIL FROM, QUIT
 const RUN_TIMEOUT_MS = 10 * 60_000;
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const TSX = fileURLToPath(new URL('../node_modules/.bin/tsx', import.meta.url));
 const DATABASE = 'agora_bench_verify';
 const databaseUrl = benchDatabaseUrl(DATABASE);
 
@@ -69,62 +57,16 @@ const IDEAL_S =
   MX_CAP /
   1000;
 const hostIp = (i: number) => `127.0.10.${i + 1}`;
+const running = new Set<BenchChildren>();
 
-const children = new Set<ChildProcess>();
-function start(script: string, args: string[], env: Record<string, string>): ChildProcess {
-  const child = spawn(TSX, [script, ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  children.add(child);
-  child.on('exit', () => children.delete(child));
-  return child;
-}
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  await once(child, 'exit');
-  clearTimeout(timer);
-}
-
-async function run(script: string, args: string[], env: Record<string, string>): Promise<string> {
-  const child = spawn(TSX, [script, ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  const [code] = (await once(child, 'exit')) as [number];
-  if (code !== 0) throw new Error(`${script} ${args.join(' ')} exited with ${code}`);
-  return out;
-}
-
-async function waitForHealth(url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(`${url}/health`, { signal: AbortSignal.timeout(1000) })).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${url} did not become healthy within ${timeoutMs} ms`);
-}
-
-/** Waits until every worker process has registered on the verify queue, so their boot is not measured. */
+/** Resolves once every worker process has registered on the verify queue, so their boot is not measured. */
 async function waitForWorkers(prefix: string, count: number): Promise<void> {
   const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   const queue = new Queue('verify', { connection, prefix });
   try {
-    const deadline = Date.now() + 60_000;
-    while ((await queue.getWorkersCount()) < count) {
-      if (Date.now() > deadline) throw new Error(`${count} verify workers did not start within 60 s`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await waitFor(`${count} verify workers`, 60_000, async () =>
+      (await queue.getWorkersCount()) >= count ? true : undefined,
+    );
   } finally {
     await queue.close();
     connection.disconnect();
@@ -171,13 +113,8 @@ async function main(): Promise<void> {
   await recreateDatabase(DATABASE);
   const port = await freePort();
   const baseEnv = {
-    DATABASE_URL: databaseUrl,
-    REDIS_URL,
-    HOST: '127.0.0.1',
     VERIFY_PORT: String(port),
     RATE_LIMIT_ENABLED: 'false',
-    LOG_LEVEL: 'warn',
-    NODE_ENV: 'production',
     WORKER_METRICS_PORT: '0',
     VERIFY_DNS_SERVERS: dns.endpoint,
     VERIFY_SMTP_PORT: String(smtp.port),
@@ -200,19 +137,18 @@ async function main(): Promise<void> {
     await deleteKeys(prefix);
     for (const s of smtp.stats.values())
       Object.assign(s, { connections: 0, open: 0, maxOpen: 0, rcpts: 0, replies: 0 });
-    const env = { ...baseEnv, QUEUE_PREFIX: prefix };
-    const server = start('bin/start.ts', ['--role', 'verify'], env);
+    const env = { ...benchEnv(databaseUrl, prefix), ...baseEnv };
+    const children = new BenchChildren();
+    running.add(children);
     const base = `http://127.0.0.1:${port}`;
-    await waitForHealth(base, 60_000);
+    await children.startHealthy('bin/start.ts', ['--role', 'verify'], env, base);
     if (!key) {
-      await run('bin/admin.ts', ['users', 'create', 'bench'], env);
+      await runScript('bin/admin.ts', ['users', 'create', 'bench'], env);
       key = (
-        await run('bin/admin.ts', ['keys', 'create', '--user', 'bench', '--scopes', 'verify'], env)
+        await runScript('bin/admin.ts', ['keys', 'create', '--user', 'bench', '--scopes', 'verify'], env)
       ).trim();
     }
-    const workers = Array.from({ length: workerCount }, () =>
-      start('workers/main.ts', ['--queues', 'verify'], env),
-    );
+    for (let w = 0; w < workerCount; w++) children.start('workers/main.ts', ['--queues', 'verify'], env);
     await waitForWorkers(prefix, workerCount);
 
     const statuses = new Map<string, number>();
@@ -251,8 +187,8 @@ async function main(): Promise<void> {
       `| ${workerCount} | ${seconds.toFixed(1)} | ${rate.toFixed(0)} | ${connections} | ${peak} | ${(seconds / IDEAL_S).toFixed(2)}× | ${busyS.toFixed(2)} | ${(seconds / busyS).toFixed(2)}× | ${outcome} |`,
     );
 
-    await Promise.all(workers.map(stop));
-    await stop(server);
+    await children.stopAll();
+    running.delete(children);
     await deleteKeys(prefix);
   }
 
@@ -273,6 +209,4 @@ main()
     log(`bench failed: ${err instanceof Error ? err.stack : String(err)}`);
     process.exitCode = 1;
   })
-  .finally(() => {
-    for (const child of children) child.kill('SIGKILL');
-  });
+  .finally(() => Promise.all([...running].map((children) => children.stopAll())));
