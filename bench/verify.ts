@@ -27,6 +27,7 @@ import { Redis } from 'ioredis';
 import { startDnsServer, type Zone } from '../test/support/dns-server.js';
 import { startSlowSmtp } from '../test/verify-service/slow-smtp.js';
 import { parseBenchArgs } from './lib/args.js';
+import { cpuSecondsByRole, cpuSnapshot } from './lib/cpu.js';
 import { benchDatabaseUrl, recreateDatabase } from './lib/postgres.js';
 import { BenchChildren, benchEnv, freePort, runScript, waitFor } from './lib/processes.js';
 import { deleteKeys, REDIS_URL } from './lib/redis.js';
@@ -58,6 +59,21 @@ const IDEAL_S =
   1000;
 const hostIp = (i: number) => `127.0.10.${i + 1}`;
 const running = new Set<BenchChildren>();
+
+/** CPU time during the timed part, per role; "bench" is this process: the load, the mail world and DNS. */
+const CPU_ROLES = ['service', 'workers', 'bench', 'redis', 'postgres'] as const;
+const roleOf = (cmdline: string, pid: number): string | undefined =>
+  pid === process.pid
+    ? 'bench'
+    : cmdline.includes('bin/start.ts')
+      ? 'service'
+      : cmdline.includes('workers/main.ts')
+        ? 'workers'
+        : cmdline.startsWith('redis-server')
+          ? 'redis'
+          : /(^|\/)postgres[: ]/.test(cmdline)
+            ? 'postgres'
+            : undefined;
 
 /** Resolves once every worker process has registered on the verify queue, so their boot is not measured. */
 async function waitForWorkers(prefix: string, count: number): Promise<void> {
@@ -153,6 +169,7 @@ async function main(): Promise<void> {
 
     const statuses = new Map<string, number>();
     let next = 0;
+    const cpuBefore = cpuSnapshot();
     const started = performance.now();
     const deadline = AbortSignal.timeout(RUN_TIMEOUT_MS);
     const lane = async () => {
@@ -172,6 +189,8 @@ async function main(): Promise<void> {
     };
     await Promise.all(Array.from({ length: INFLIGHT }, lane));
     const seconds = (performance.now() - started) / 1000;
+    const cpu = cpuSecondsByRole(cpuBefore, cpuSnapshot(), roleOf);
+    const cpuCell = CPU_ROLES.map((role) => (cpu.get(role) ?? 0).toFixed(1)).join(' / ');
 
     const stats = [...smtp.stats.values()];
     const connections = stats.reduce((n, s) => n + s.connections, 0);
@@ -181,10 +200,11 @@ async function main(): Promise<void> {
     const outcome = [...statuses].map(([k, v]) => `${k} ${v}`).join(', ');
     log(
       `${workerCount} worker(s): ${seconds.toFixed(1)} s, ${rate.toFixed(0)} addresses/s, ${connections} connections, peak ${peak}/MX, ` +
-        `ideal bound ${IDEAL_S.toFixed(2)} s (${(seconds / IDEAL_S).toFixed(2)}×), busy bound ${busyS.toFixed(2)} s (${(seconds / busyS).toFixed(2)}×); ${outcome}`,
+        `ideal bound ${IDEAL_S.toFixed(2)} s (${(seconds / IDEAL_S).toFixed(2)}×), busy bound ${busyS.toFixed(2)} s (${(seconds / busyS).toFixed(2)}×); ` +
+        `CPU s ${CPU_ROLES.join(' / ')}: ${cpuCell} of ${(seconds * os.cpus().length).toFixed(1)}; ${outcome}`,
     );
     rows.push(
-      `| ${workerCount} | ${seconds.toFixed(1)} | ${rate.toFixed(0)} | ${connections} | ${peak} | ${(seconds / IDEAL_S).toFixed(2)}× | ${busyS.toFixed(2)} | ${(seconds / busyS).toFixed(2)}× | ${outcome} |`,
+      `| ${workerCount} | ${seconds.toFixed(1)} | ${rate.toFixed(0)} | ${connections} | ${peak} | ${(seconds / IDEAL_S).toFixed(2)}× | ${busyS.toFixed(2)} | ${(seconds / busyS).toFixed(2)}× | ${cpuCell} | ${outcome} |`,
     );
 
     await children.stopAll();
@@ -197,8 +217,8 @@ async function main(): Promise<void> {
   process.stdout.write(
     [
       `layout ${LAYOUT}, delay ${DELAY_MS} ms, cap ${MX_CAP}, ${INFLIGHT} in flight, worker concurrency ${CONCURRENCY}, ideal bound ${IDEAL_S.toFixed(2)} s`,
-      '| workers | wall s | addresses/s | SMTP connections | peak per MX | ÷ ideal bound | busy bound s | ÷ busy bound | results |',
-      '|---|---|---|---|---|---|---|---|---|',
+      `| workers | wall s | addresses/s | SMTP connections | peak per MX | ÷ ideal bound | busy bound s | ÷ busy bound | CPU s (${CPU_ROLES.join(' / ')}) | results |`,
+      '|---|---|---|---|---|---|---|---|---|---|',
       ...rows,
     ].join('\n') + '\n',
   );
