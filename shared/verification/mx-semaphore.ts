@@ -59,6 +59,9 @@ export function createMxSemaphore(opts: MxSemaphoreOptions) {
   const releasedChannel = `${opts.keyPrefix}mx-released`;
   const wantedChannel = `${opts.keyPrefix}mx-wanted`;
   const waiters = new Map<string, Set<() => void>>();
+  // Wanted announcements carry their sender: our own waiters are served by the session pool's hand-off, so only
+  // another process's wait should cut short the sessions we keep for later.
+  const me = randomUUID();
   const wantedListeners = new Set<(host: string) => void>();
 
   // Subscribed when first needed (the session pool needs the wanted channel at once).
@@ -67,12 +70,14 @@ export function createMxSemaphore(opts: MxSemaphoreOptions) {
     if (listening) return;
     listening = true;
     opts.subscriptions.subscribe(releasedChannel, wake);
-    opts.subscriptions.subscribe(wantedChannel, (host) => {
+    opts.subscriptions.subscribe(wantedChannel, (message) => {
+      const [from, host] = message.split(' ', 2);
+      if (from === me || !host) return;
       for (const listener of wantedListeners) listener(host);
     });
   }
 
-  /** Calls `listener` with a host whenever some process waits for one of its slots. */
+  /** Calls `listener` with a host whenever another process waits for one of its slots. */
   function onWanted(listener: (host: string) => void): void {
     wantedListeners.add(listener);
     listen();
@@ -110,7 +115,7 @@ export function createMxSemaphore(opts: MxSemaphoreOptions) {
       if (signal?.aborted) throw new SemaphoreTimeoutError(host);
       const got = await opts.redis.eval(ACQUIRE, 1, slotKey(host), opts.limit, opts.leaseMs, token);
       if (got === 1) break;
-      opts.redis.publish(wantedChannel, host).catch(() => {});
+      opts.redis.publish(wantedChannel, `${me} ${host}`).catch(() => {});
       await released(host, Math.min(POLL_MAX_MS, POLL_MIN_MS * 2 ** attempt), signal);
     }
     try {

@@ -9,10 +9,11 @@ import type { ProbeOutcome } from './smtp-probe.js';
  * MAIL FROM, and goes straight to its RCPTs in the transaction already open (we never send DATA). A pooled session keeps its MX-semaphore slot while it waits, so the per-host cap
  * still counts every open connection. A session is retired (RSET, QUIT, slot released) when it has carried
  * `maxRcptPerSession` RCPTs in all, when it is older than `maxAgeMs`, after `lingerMs` unused, or when anything
- * went wrong with it. While a probe (of any process) waits for a slot of its host, the linger shrinks to
+ * went wrong with it. While a probe of another process waits for a slot of its host, the linger shrinks to
  * `wantedGraceMs`: long enough for this process's own next probe of the host (already queued behind the one that
  * just finished) to take the session, so a busy connection carries its full RCPT budget, but an idle connection
- * does not keep others from a host they could be probing.
+ * does not keep others from a host they could be probing. (This process's own waiters need no such signal: a
+ * session given back goes straight to them.)
  */
 
 export type HostFailure = Omit<ProbeOutcome, 'host'>;

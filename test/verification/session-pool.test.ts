@@ -281,7 +281,7 @@ describe('session pool', () => {
     const conn = pooled.connections.at(-1)!;
     // Another process announcing every 5 ms that it waits for the host (as a waiter's retries do).
     const announcer = setInterval(
-      () => void store.redis.publish(`${shared.keyPrefix}mx-wanted`, 'mx.pool.test'),
+      () => void store.redis.publish(`${shared.keyPrefix}mx-wanted`, 'another-process mx.pool.test'),
       5,
     );
     try {
@@ -289,6 +289,20 @@ describe('session pool', () => {
     } finally {
       clearInterval(announcer);
     }
+  });
+
+  it("keeps the full linger on a session after this process's own probe waited for the host's slot", async () => {
+    // One slot: the second domain's probe waits for it (announcing that it wants the host) while the first holds it,
+    // and takes the session over when the first is done. Its own wait must not cut the session's linger to the
+    // 25 ms grace meant for other processes, or the next probe would need a new connection.
+    const v = verifier(pooled.port, { mxConcurrency: 1 });
+    const before = pooled.connections.length;
+    const both = await Promise.all([v.verify('alice@pool.test'), v.verify('bob@other-on-pool.test')]);
+    expect(both.map((r) => r.status)).toEqual(['valid', 'valid']);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await v.verify('carol@pool.test')).status).toBe('valid');
+    expect(pooled.connections.length - before).toBe(1);
+    await v.close();
   });
 
   it("gives a parked session up when another process waits for the host's only slot", async () => {
