@@ -1,9 +1,10 @@
 import { promises as dnsPromises } from 'node:dns';
 import net from 'node:net';
 import type { Redis } from 'ioredis';
+import { createFactCache } from './fact-cache.js';
 
 /**
- * Mail host discovery (RFC 5321 §5.1, RFC 7505) with answers cached in Redis. The outcomes are
+ * Mail host discovery (RFC 5321 §5.1, RFC 7505) with answers cached in Redis (and in the process). The outcomes are
  * kept apart because they mean different verdicts: NXDOMAIN and "no mail host" are facts about
  * the domain (invalid); SERVFAIL and timeouts are facts about the network (unknown, not cached).
  */
@@ -47,6 +48,7 @@ export function createMailHostResolver(opts: DnsOptions) {
   const resolver: Resolver = new dnsPromises.Resolver({ timeout: opts.dnsTimeoutMs, tries: opts.dnsTries });
   if (opts.dnsServers.length > 0) resolver.setServers(opts.dnsServers);
   const cacheKey = (domain: string): string => `${opts.keyPrefix}dns:${domain}`;
+  const facts = createFactCache<MailHostLookup>({ redis: opts.redis });
 
   // Lookups under way in this process: concurrent probes of a cold domain share one set of queries.
   const inflight = new Map<string, Promise<MailHostLookup>>();
@@ -61,12 +63,12 @@ export function createMailHostResolver(opts: DnsOptions) {
   }
 
   async function lookupOnce(domain: string): Promise<MailHostLookup> {
-    const cached = await opts.redis.get(cacheKey(domain));
-    if (cached) return JSON.parse(cached) as MailHostLookup;
+    const cached = await facts.get(cacheKey(domain));
+    if (cached) return cached;
     const { result, ttl } = await resolveUncached(domain);
     // Transient failures are never cached: the next request must ask again.
     if (result.kind !== 'error' && ttl > 0) {
-      await opts.redis.set(cacheKey(domain), JSON.stringify(result), 'EX', Math.min(ttl, opts.cacheMaxTtlSec));
+      await facts.set(cacheKey(domain), result, Math.min(ttl, opts.cacheMaxTtlSec));
     }
     return result;
   }

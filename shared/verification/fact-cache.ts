@@ -1,0 +1,53 @@
+import type { Redis } from 'ioredis';
+import { LRUCache } from 'lru-cache';
+
+/**
+ * Domain facts (DNS answers, catch-all verdicts) shared by every process through Redis keys that expire with the
+ * fact, with a copy in this process so that a busy domain costs no Redis round trip per probe. A local copy lives
+ * no longer than the Redis key it mirrors (its remaining PTTL when read, the fact's TTL when written), and at
+ * most `localMaxMs`, so that an operator who deletes a key sees every process ask again soon after.
+ */
+export interface FactCacheOptions {
+  redis: Redis;
+  /** Entries kept in this process at most (default 10,000: a few MB). */
+  maxEntries?: number;
+  /** Longest a local copy is used, ms (default one minute). */
+  localMaxMs?: number;
+}
+
+/** How a fact is written in its Redis key. */
+export interface FactCodec<T> {
+  encode(fact: T): string;
+  decode(raw: string): T;
+}
+
+const json = { encode: JSON.stringify, decode: JSON.parse };
+
+export function createFactCache<T extends {}>(opts: FactCacheOptions, codec: FactCodec<T> = json) {
+  const localMaxMs = opts.localMaxMs ?? 60_000;
+  const local = new LRUCache<string, T>({ max: opts.maxEntries ?? 10_000, ttl: localMaxMs });
+
+  /** The fact under `key`, or null when no process knows it. */
+  async function get(key: string): Promise<T | null> {
+    const copy = local.get(key);
+    if (copy !== undefined) return copy;
+    const [got, pttl] = (await opts.redis.pipeline().get(key).pttl(key).exec()) ?? [];
+    if (got?.[0]) throw got[0];
+    const raw = got?.[1] as string | null | undefined;
+    if (raw === null || raw === undefined) return null;
+    const fact = codec.decode(raw);
+    const leftMs = Number(pttl?.[1]);
+    if (leftMs > 0) local.set(key, fact, { ttl: Math.min(leftMs, localMaxMs) });
+    return fact;
+  }
+
+  /** Stores a fact for every process, for `ttlSec` seconds. */
+  async function set(key: string, fact: T, ttlSec: number): Promise<void> {
+    await opts.redis.set(key, codec.encode(fact), 'EX', ttlSec);
+    local.set(key, fact, { ttl: Math.min(ttlSec * 1000, localMaxMs) });
+  }
+
+  return { get, set };
+}
+
+export type FactCache<T extends {}> = ReturnType<typeof createFactCache<T>>;
