@@ -1,38 +1,44 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import type { MailHost } from './dns.js';
 import type { Subscriptions } from './subscriptions.js';
-import type { ProbeOutcome, ProbeReport, ProbeTarget } from './smtp-probe.js';
+import type { ProbeOutcome, ProbeTarget } from './smtp-probe.js';
 
 /**
  * One process at a time probes a given MX host; the others forward their probes of it there. Connections are
  * pooled per process, so without this a host's addresses, spread over N worker processes, would need N
  * connections taking turns for the host's few slots, each carrying one or two RCPTs.
  *
- * - Ownership: `mx-owner:<host>` holds the id of the process probing the host, with a short TTL that every probe
- *   it runs refreshes. A process that finds no owner takes the host.
- * - Forwarding: the probe goes on the owner's list `mx-inbox:<owner>` and a message on `mx-work` wakes it; the
- *   owner runs it as one of its own and publishes the report on `mx-reply:<requester>`.
+ * - Ownership: `mx-owner:<host>` holds the id of the process probing the host, with a short TTL that the owner
+ *   renews while it probes. A process that finds no owner takes the host.
+ * - Forwarding: the work (a domain and its addresses) goes on the owner's list `mx-inbox:<owner>` and a message
+ *   on `mx-work:<owner>` wakes it; the owner runs it as one of its own (joined with its other work for the
+ *   domain) and publishes the evidence on `mx-reply:<requester>`.
  * - Failure: every process keeps `mx-alive:<id>` alive with a heartbeat. A requester whose owner stopped beating
  *   (killed, lost Redis) takes its request back and probes the host itself, as it does when no answer came within
  *   the probe deadline. Probing twice is harmless: RCPT changes nothing on the server.
  */
 
-export interface ProbeRequest {
-  hosts: MailHost[];
+/** Addresses of one domain to probe, as sent to the process that owns the domain's first MX host. */
+export interface DomainWork {
+  domain: string;
   targets: ProbeTarget[];
-  catchAllAddress: string | null;
 }
 
-interface Envelope extends ProbeRequest {
+/** What the probe found about one target: its RCPT's outcome and the domain's catch-all verdict. */
+export interface TargetEvidence {
+  outcome: ProbeOutcome | null;
+  catchAll: boolean | null;
+}
+
+interface Envelope extends DomainWork {
   id: string;
   from: string;
 }
 
-interface WireReport {
-  outcomes: [string, ProbeOutcome][];
-  catchAllProbe: ProbeOutcome | null;
-  sessions: number;
+/** A forwarded probe's evidence, on its way back to the requester. */
+interface Report {
+  id: string;
+  evidence: TargetEvidence[];
 }
 
 export interface HostOwnerOptions {
@@ -40,14 +46,16 @@ export interface HostOwnerOptions {
   keyPrefix: string;
   /** How long a host stays with a process that stopped probing it, ms. */
   ownershipMs: number;
-  /** Longest wait for a forwarded probe's report before probing locally, ms. */
+  /** Longest wait for a forwarded probe's evidence before probing locally, ms. */
   replyTimeoutMs: number;
-  /** Runs a probe here. */
-  probe: (request: ProbeRequest) => Promise<ProbeReport>;
+  /** Probes here; one evidence per target, in order. */
+  probe: (work: DomainWork) => Promise<TargetEvidence[]>;
   subscriptions: Subscriptions;
 }
 
 const HEARTBEAT_MS = 1000;
+// Forwarded probes an owner takes off its list per round trip.
+const DRAIN_BATCH = 64;
 const ALIVE_MS = 3 * HEARTBEAT_MS;
 
 // Takes the host when nobody holds it, refreshes it when we do; returns the holder.
@@ -63,82 +71,110 @@ return owner`;
 export function createHostOwner(opts: HostOwnerOptions) {
   const me = randomUUID();
   const key = (name: string): string => `${opts.keyPrefix}${name}`;
-  const pending = new Map<string, (report: WireReport) => void>();
+  const pending = new Map<string, (evidence: TargetEvidence[]) => void>();
+  // Who owns a host, as last claimed or read, and until when that answer is used without asking Redis.
+  const known = new Map<string, { owner: string; until: number }>();
   let heartbeat: NodeJS.Timeout | null = null;
   let closed = false;
+
+  // Work for one owner, and reports for one requester, leave together once per event-loop turn: a job's domains
+  // often share owners, and an owner's probes of several requesters often end in the same turn.
+  const sendWork = perTurn<string>(async (owner, raws) => {
+    const inbox = key(`mx-inbox:${owner}`);
+    await opts.redis
+      .pipeline()
+      .rpush(inbox, ...raws)
+      .pexpire(inbox, opts.replyTimeoutMs)
+      .publish(key(`mx-work:${owner}`), '')
+      .exec();
+  });
+  const sendReports = perTurn<Report>(async (requester, reports) => {
+    await opts.redis.publish(key(`mx-reply:${requester}`), JSON.stringify(reports));
+  });
 
   /** Heartbeat and subscriptions, started with the first probe. */
   function start(): void {
     if (heartbeat || closed) return;
-    const beat = () => void opts.redis.set(key(`mx-alive:${me}`), '1', 'PX', ALIVE_MS).catch(() => {});
+    // Each beat also looks for forwarded work whose wake-up message was lost (pub/sub delivers at most once).
+    const beat = () => {
+      opts.redis.set(key(`mx-alive:${me}`), '1', 'PX', ALIVE_MS).catch(() => {});
+      void drain();
+    };
     beat();
     heartbeat = setInterval(beat, HEARTBEAT_MS);
     heartbeat.unref();
-    opts.subscriptions.subscribe(key('mx-work'), (owner) => {
-      if (owner === me) void drain();
-    });
+    opts.subscriptions.subscribe(key(`mx-work:${me}`), () => void drain());
     opts.subscriptions.subscribe(key(`mx-reply:${me}`), (message) => {
-      const { id, report } = JSON.parse(message) as { id: string; report: WireReport };
-      pending.get(id)?.(report);
+      for (const { id, evidence } of JSON.parse(message) as Report[]) pending.get(id)?.(evidence);
     });
   }
 
-  /** Runs the requests other processes left for us. */
+  /** Runs the requests other processes left for us, taking up to DRAIN_BATCH of them per round trip. */
   async function drain(): Promise<void> {
     for (;;) {
-      const raw = await opts.redis.lpop(key(`mx-inbox:${me}`)).catch(() => null);
-      if (raw === null) return;
-      const envelope = JSON.parse(raw) as Envelope;
-      void serve(envelope);
+      const batch = await opts.redis.lpop(key(`mx-inbox:${me}`), DRAIN_BATCH).catch(() => null);
+      if (!batch || batch.length === 0) return;
+      for (const raw of batch) {
+        const { host, ...envelope } = JSON.parse(raw) as Envelope & { host: string };
+        void serve(host, envelope);
+      }
+      if (batch.length < DRAIN_BATCH) return;
     }
   }
 
-  async function serve(envelope: Envelope): Promise<void> {
+  async function serve(host: string, envelope: Envelope): Promise<void> {
     try {
-      const first = envelope.hosts[0]?.host;
-      if (first) await opts.redis.eval(CLAIM, 1, key(`mx-owner:${first}`), me, opts.ownershipMs);
-      const report = await opts.probe(envelope);
-      const wire: WireReport = { ...report, outcomes: [...report.outcomes] };
-      await opts.redis.publish(
-        key(`mx-reply:${envelope.from}`),
-        JSON.stringify({ id: envelope.id, report: wire }),
-      );
+      await ownerOf(host); // keeps our hold on the host fresh
+      const evidence = await opts.probe(envelope);
+      await sendReports(envelope.from, { id: envelope.id, evidence });
     } catch {
       // The requester's wait ends with its heartbeat check or its timeout: it then probes by itself.
     }
   }
 
-  /** The probe's report: run here if this process owns (or takes) the host, else by the host's owner. */
-  async function run(request: ProbeRequest): Promise<ProbeReport> {
+  /**
+   * Probes a domain whose first MX is `host`: here if this process owns (or takes) the host, else in the host's
+   * owner.
+   */
+  async function run(host: string | undefined, work: DomainWork): Promise<TargetEvidence[]> {
     start();
-    const first = request.hosts[0]?.host;
-    if (!first) return opts.probe(request);
-    const owner = (await opts.redis.eval(CLAIM, 1, key(`mx-owner:${first}`), me, opts.ownershipMs)) as string;
-    if (owner === me || closed) return opts.probe(request);
-    const forwarded = await forward(owner, request);
-    return forwarded ?? opts.probe(request);
+    if (!host) return opts.probe(work);
+    const owner = await ownerOf(host);
+    if (owner === me || closed) return opts.probe(work);
+    const forwarded = await forward(owner, host, work);
+    if (forwarded) return forwarded;
+    known.delete(host); // gone or too slow: ask Redis again next time
+    return opts.probe(work);
   }
 
-  /** The owner's report, or null when it is gone or too slow (the caller then probes by itself). */
-  async function forward(owner: string, request: ProbeRequest): Promise<ProbeReport | null> {
-    const envelope: Envelope = { ...request, id: randomUUID(), from: me };
+  /**
+   * The host's owner, claiming it when nobody holds it. The answer is remembered for half the ownership time, so
+   * a busy host costs one Redis call per half period rather than one per probe: an owner's claim still has half
+   * its time left when it is renewed, and a stale answer about another owner only forwards a probe to a live
+   * process that then runs it itself (a dead one is noticed by its heartbeat).
+   */
+  async function ownerOf(host: string): Promise<string> {
+    const memo = known.get(host);
+    if (memo && memo.until > Date.now()) return memo.owner;
+    const owner = (await opts.redis.eval(CLAIM, 1, key(`mx-owner:${host}`), me, opts.ownershipMs)) as string;
+    known.set(host, { owner, until: Date.now() + opts.ownershipMs / 2 });
+    return owner;
+  }
+
+  /** The owner's evidence, or null when it is gone or too slow (the caller then probes by itself). */
+  async function forward(owner: string, host: string, work: DomainWork): Promise<TargetEvidence[] | null> {
+    const envelope = { ...work, host, id: randomUUID(), from: me };
     const raw = JSON.stringify(envelope);
-    const inbox = key(`mx-inbox:${owner}`);
-    const reply = new Promise<WireReport>((resolve) => pending.set(envelope.id, resolve));
+    const reply = new Promise<TargetEvidence[]>((resolve) => pending.set(envelope.id, resolve));
     try {
-      await opts.redis
-        .pipeline()
-        .rpush(inbox, raw)
-        .pexpire(inbox, opts.replyTimeoutMs)
-        .publish(key('mx-work'), owner)
-        .exec();
+      await sendWork(owner, raw);
       const deadline = Date.now() + opts.replyTimeoutMs;
       while (Date.now() < deadline && !closed) {
-        const report = await Promise.race([reply, sleep(Math.min(HEARTBEAT_MS, deadline - Date.now()))]);
-        if (report) return { ...report, outcomes: new Map(report.outcomes) };
+        const evidence = await Promise.race([reply, sleep(Math.min(HEARTBEAT_MS, deadline - Date.now()))]);
+        if (evidence) return evidence;
         if ((await opts.redis.exists(key(`mx-alive:${owner}`))) === 0) break;
       }
-      await opts.redis.lrem(inbox, 1, raw);
+      await opts.redis.lrem(key(`mx-inbox:${owner}`), 1, raw);
       return null;
     } catch {
       return null;
@@ -158,4 +194,29 @@ export function createHostOwner(opts: HostOwnerOptions) {
 
 function sleep(ms: number): Promise<null> {
   return new Promise((resolve) => setTimeout(() => resolve(null), Math.max(0, ms)).unref());
+}
+
+/**
+ * Collects items per key during one turn of the event loop, then hands each key's items to `flush` at once. The
+ * promise of every item settles with its key's flush.
+ */
+function perTurn<T>(flush: (key: string, items: T[]) => Promise<void>): (key: string, item: T) => Promise<void> {
+  type Batch = { items: T[]; flushed: Promise<void> };
+  let turn: Map<string, Batch> | null = null;
+  return (key, item) => {
+    if (!turn) {
+      turn = new Map<string, Batch>();
+      setImmediate(() => (turn = null));
+    }
+    let batch = turn.get(key);
+    if (!batch) {
+      const items: T[] = [];
+      // Starts after this turn's synchronous work and microtasks, so later callers of the turn join `items`.
+      const flushed = new Promise<void>((resolve) => setImmediate(resolve)).then(() => flush(key, items));
+      batch = { items, flushed };
+      turn.set(key, batch);
+    }
+    batch.items.push(item);
+    return batch.flushed;
+  };
 }

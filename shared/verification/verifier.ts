@@ -1,13 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { domainToUnicode } from 'node:url';
 import { createMailHostResolver, type MailHostLookup } from './dns.js';
+import { createFactCache } from './fact-cache.js';
 import { addressFlags } from './flags.js';
 import { createDomainBatcher } from './domain-batcher.js';
-import { createHostOwner } from './host-owner.js';
+import { createHostOwner, type TargetEvidence } from './host-owner.js';
 import { createMxSemaphore } from './mx-semaphore.js';
 import { createSessionPool } from './session-pool.js';
 import { createSubscriptions } from './subscriptions.js';
-import { probeDomain, type ProbeOutcome } from './smtp-probe.js';
+import { probeDomain, type ProbeOutcome, type ProbeTarget } from './smtp-probe.js';
 import { parseAddress, type ParsedAddress, type SyntaxFailure } from './syntax.js';
 import { decide } from './verdict.js';
 import type { VerificationResult, VerifierOptions } from './types.js';
@@ -88,6 +89,10 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     maxAgeMs: maxSessionAgeMs,
   });
   const catchAllKey = (domain: string): string => `${opts.keyPrefix}catch-all:${domain}`;
+  const catchAllFacts = createFactCache<boolean>(
+    { redis: opts.redis },
+    { encode: (catchAll) => (catchAll ? '1' : '0'), decode: (raw) => raw === '1' },
+  );
   // A host's probes go to the one process probing it, so that they share its connections.
   const owner = createHostOwner({
     redis: opts.redis,
@@ -95,8 +100,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     ownershipMs: lingerMs + opts.smtpTimeoutMs,
     replyTimeoutMs: opts.probeTimeoutMs,
     subscriptions,
-    probe: (request) =>
-      probeDomain(request.hosts, request.targets, request.catchAllAddress, { ...opts, pool }),
+    probe: (work) => batcher.submit(work.domain, work.targets),
   });
 
   async function verifyDomainGroup(emails: string[], answerBy?: number): Promise<VerificationResult[]> {
@@ -124,42 +128,42 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     return results;
   }
 
-  /** What the network says about each item of one domain: shared DNS answer, catch-all and the item's RCPT. */
-  async function probeItems(domain: string, items: ParsedAddress[]): Promise<Evidence[]> {
-    const dns = await resolver.lookup(domain);
-    if (dns.kind !== 'mx' && dns.kind !== 'implicit')
-      return items.map(() => ({ dns, outcome: null, catchAll: null }));
-
-    const targets = [
-      ...new Map(items.map((p) => [p.address, { address: p.address, smtputf8: p.smtputf8 }])).values(),
-    ];
-    const cached = await opts.redis.get(catchAllKey(domain));
-    const knownCatchAll = cached === null ? null : cached === '1';
-    const report = await owner.run({
-      hosts: dns.hosts,
-      targets,
-      catchAllAddress: knownCatchAll === null ? randomAddress(domain) : null,
-    });
+  /**
+   * Runs in the process owning the domain's first MX host: the probe of one batch of the domain's addresses, with
+   * the catch-all probe when the domain's policy is not known yet. One evidence per target, in order.
+   */
+  async function probeTargets(domain: string, targets: ProbeTarget[]): Promise<TargetEvidence[]> {
+    const dns = await resolver.lookup(domain); // a local cache hit: the requester has just looked it up
+    if (dns.kind !== 'mx' && dns.kind !== 'implicit') return targets.map(() => ({ outcome: null, catchAll: null }));
+    const unique = [...new Map(targets.map((t) => [t.address, t])).values()];
+    const knownCatchAll = await catchAllFacts.get(catchAllKey(domain));
+    const report = await probeDomain(
+      dns.hosts,
+      unique,
+      knownCatchAll === null ? randomAddress(domain) : null,
+      { ...opts, pool },
+    );
     let catchAll = knownCatchAll;
     const probeKind = report.catchAllProbe?.kind;
     if (probeKind === 'accepted') catchAll = true;
     else if (probeKind === 'mailbox_not_found' || probeKind === 'mailbox_disabled') catchAll = false;
     // Only a clear answer is remembered: a deferral says nothing about the domain's policy.
     if (knownCatchAll === null && catchAll !== null) {
-      await opts.redis.set(catchAllKey(domain), catchAll ? '1' : '0', 'EX', cacheMaxTtlSec);
+      await catchAllFacts.set(catchAllKey(domain), catchAll, cacheMaxTtlSec);
     }
     opts.logger?.debug(
-      { domain, addresses: targets.length, sessions: report.sessions, catchAll },
+      { domain, addresses: unique.length, sessions: report.sessions, catchAll },
       'domain verified',
     );
-    return items.map((p) => ({ dns, outcome: report.outcomes.get(p.address) ?? null, catchAll }));
+    return targets.map((t) => ({ outcome: report.outcomes.get(t.address) ?? null, catchAll }));
   }
 
-  // Concurrent jobs of this process that want the same domain share its probes (and so its SMTP sessions).
-  const batcher = createDomainBatcher<ParsedAddress, Evidence>({
+  // Work for one domain that arrives while its probes run (other jobs, other processes forwarding to this owner)
+  // is joined into shared probes, and so shares their SMTP sessions.
+  const batcher = createDomainBatcher<ProbeTarget, TargetEvidence>({
     maxRunning: opts.mxConcurrency,
     maxBatch: Math.max(1, opts.maxRcptPerSession - 1), // a session's RCPTs, less the catch-all probe's
-    run: probeItems,
+    run: probeTargets,
   });
 
   async function verifyOneDomain(
@@ -167,8 +171,12 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     items: ParsedAddress[],
     started: number,
   ): Promise<VerificationResult[]> {
-    const evidence = await batcher.submit(domain, items);
-    return items.map((p, k) => build(p, evidence[k]!, started));
+    const dns = await resolver.lookup(domain);
+    if (dns.kind !== 'mx' && dns.kind !== 'implicit')
+      return items.map((p) => build(p, { dns, outcome: null, catchAll: null }, started));
+    const targets = items.map((p) => ({ address: p.address, smtputf8: p.smtputf8 }));
+    const evidence = await owner.run(dns.hosts[0]?.host, { domain, targets });
+    return items.map((p, k) => build(p, { dns, ...evidence[k]! }, started));
   }
 
   return {
@@ -222,12 +230,9 @@ export function unfinishedResult(
   };
 }
 
-/** The network's evidence about one address. */
-interface Evidence {
+/** The network's evidence about one address: the DNS answer, and what the probe found (no probe without a host). */
+interface Evidence extends TargetEvidence {
   dns: MailHostLookup;
-  /** The RCPT's outcome; null when no probe ran (no mail host). */
-  outcome: ProbeOutcome | null;
-  catchAll: boolean | null;
 }
 
 function build(p: ParsedAddress, { dns, outcome, catchAll }: Evidence, started: number): VerificationResult {
