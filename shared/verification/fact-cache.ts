@@ -23,7 +23,7 @@ export interface FactCodec<T> {
 
 const json = { encode: JSON.stringify, decode: JSON.parse };
 
-export function createFactCache<T extends {}>(opts: FactCacheOptions, codec: FactCodec<T> = json) {
+export function createFactCache<T extends NonNullable<unknown>>(opts: FactCacheOptions, codec: FactCodec<T> = json) {
   const localMaxMs = opts.localMaxMs ?? 60_000;
   const local = new LRUCache<string, T>({ max: opts.maxEntries ?? 10_000, ttl: localMaxMs });
 
@@ -50,4 +50,3 @@ export function createFactCache<T extends {}>(opts: FactCacheOptions, codec: Fac
   return { get, set };
 }
 
-export type FactCache<T extends {}> = ReturnType<typeof createFactCache<T>>;
