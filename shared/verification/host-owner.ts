@@ -99,6 +99,7 @@ export function createHostOwner(opts: HostOwnerOptions) {
     const beat = () => {
       opts.redis.set(key(`mx-alive:${me}`), '1', 'PX', ALIVE_MS).catch(() => {});
       void drain();
+      forgetExpiredOwners();
     };
     beat();
     heartbeat = setInterval(beat, HEARTBEAT_MS);
@@ -107,6 +108,12 @@ export function createHostOwner(opts: HostOwnerOptions) {
     opts.subscriptions.subscribe(key(`mx-reply:${me}`), (message) => {
       for (const { id, evidence } of JSON.parse(message) as Report[]) pending.get(id)?.(evidence);
     });
+  }
+
+  /** Drops remembered owners past their time, so a long-running process keeps only the hosts it probes lately. */
+  function forgetExpiredOwners(): void {
+    const now = Date.now();
+    for (const [host, memo] of known) if (memo.until <= now) known.delete(host);
   }
 
   /** Runs the requests other processes left for us, taking up to DRAIN_BATCH of them per round trip. */
