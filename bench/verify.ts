@@ -67,18 +67,14 @@ const running = new Set<BenchChildren>();
 
 /** CPU time during the timed part, per role; "bench" is this process: the load, the mail world and DNS. */
 const CPU_ROLES = ['service', 'workers', 'bench', 'redis', 'postgres'] as const;
+const ROLE_PATTERNS: [role: string, cmdline: RegExp][] = [
+  ['service', /bin\/start\.ts/],
+  ['workers', /workers\/main\.ts/],
+  ['redis', /^redis-server/],
+  ['postgres', /(^|\/)postgres[: ]/],
+];
 const roleOf = (cmdline: string, pid: number): string | undefined =>
-  pid === process.pid
-    ? 'bench'
-    : cmdline.includes('bin/start.ts')
-      ? 'service'
-      : cmdline.includes('workers/main.ts')
-        ? 'workers'
-        : cmdline.startsWith('redis-server')
-          ? 'redis'
-          : /(^|\/)postgres[: ]/.test(cmdline)
-            ? 'postgres'
-            : undefined;
+  pid === process.pid ? 'bench' : ROLE_PATTERNS.find(([, pattern]) => pattern.test(cmdline))?.[0];
 
 /** Resolves once every worker process has registered on the verify queue, so their boot is not measured. */
 async function waitForWorkers(prefix: string, count: number): Promise<void> {

@@ -11,6 +11,7 @@ import { answersRepository } from '../../shared/db/repositories/answers.js';
 import { commentsRepository } from '../../shared/db/repositories/comments.js';
 import { questionsRepository, type QuestionListParams } from '../../shared/db/repositories/questions.js';
 import { searchRepository } from '../../shared/db/repositories/search.js';
+import { questionIncludes } from '../../shared/qa/question-includes.js';
 
 const database = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: '.data' });
 const questions = questionsRepository(database.db);
@@ -37,16 +38,7 @@ app.get('/api/questions/:id', async (request, reply) => {
   const question = await questions.find((request.params as { id: string }).id);
   if (!question) return reply.code(404).send({ error: true, message: 'Question not found', code: 404 });
   const include = new Set((request.query as Query).include?.split(',') ?? []);
-  const [answerList, questionComments] = await Promise.all([
-    include.has('answers') ? answers.listForQuestion(question.id, 'votes') : undefined,
-    include.has('comments') ? comments.forQuestion(question.id) : undefined,
-  ]);
-  let withComments = answerList;
-  if (answerList && include.has('comments')) {
-    const byAnswer = await comments.forAnswers(answerList.map((a) => a.id));
-    withComments = answerList.map((a) => ({ ...a, comments: byAnswer.get(a.id) ?? [] }));
-  }
-  return { success: true, data: { ...question, answers: withComments, comments: questionComments } };
+  return { success: true, data: { ...question, ...(await questionIncludes(question.id, include, { answers, comments })) } };
 });
 app.get('/api/search', async (request) => {
   const q = request.query as Query;

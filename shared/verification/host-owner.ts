@@ -31,6 +31,8 @@ export interface TargetEvidence {
 }
 
 interface Envelope extends DomainWork {
+  /** The domain's first MX host, which the receiver owns. */
+  host: string;
   id: string;
   from: string;
 }
@@ -121,18 +123,15 @@ export function createHostOwner(opts: HostOwnerOptions) {
     for (;;) {
       const batch = await opts.redis.lpop(key(`mx-inbox:${me}`), DRAIN_BATCH).catch(() => null);
       if (!batch || batch.length === 0) return;
-      for (const raw of batch) {
-        const { host, ...envelope } = JSON.parse(raw) as Envelope & { host: string };
-        void serve(host, envelope);
-      }
+      for (const raw of batch) void serve(JSON.parse(raw) as Envelope);
       if (batch.length < DRAIN_BATCH) return;
     }
   }
 
-  async function serve(host: string, envelope: Envelope): Promise<void> {
+  async function serve(envelope: Envelope): Promise<void> {
     try {
-      await ownerOf(host); // keeps our hold on the host fresh
-      const evidence = await opts.probe(envelope);
+      await ownerOf(envelope.host); // keeps our hold on the host fresh
+      const evidence = await opts.probe({ domain: envelope.domain, targets: envelope.targets });
       await sendReports(envelope.from, { id: envelope.id, evidence });
     } catch {
       // The requester's wait ends with its heartbeat check or its timeout: it then probes by itself.
@@ -170,7 +169,7 @@ export function createHostOwner(opts: HostOwnerOptions) {
 
   /** The owner's evidence, or null when it is gone or too slow (the caller then probes by itself). */
   async function forward(owner: string, host: string, work: DomainWork): Promise<TargetEvidence[] | null> {
-    const envelope = { ...work, host, id: randomUUID(), from: me };
+    const envelope: Envelope = { ...work, host, id: randomUUID(), from: me };
     const raw = JSON.stringify(envelope);
     const reply = new Promise<TargetEvidence[]>((resolve) => pending.set(envelope.id, resolve));
     try {

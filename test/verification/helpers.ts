@@ -55,3 +55,19 @@ export function verifierOptions(overrides: Partial<VerifierOptions> & Pick<Verif
     ...overrides,
   };
 }
+
+/** Options of a verifier in a test's world: the file's Redis under a fresh sub-prefix, its DNS server and SMTP port. */
+export function worldOptions(
+  store: TestRedis,
+  dnsEndpoint: string,
+  smtpPort: number,
+  extra: Partial<VerifierOptions> = {},
+): VerifierOptions {
+  return verifierOptions({
+    redis: store.redis,
+    keyPrefix: freshPrefix(store.prefix),
+    dnsServers: [dnsEndpoint],
+    smtpPort,
+    ...extra,
+  });
+}

@@ -4,7 +4,7 @@ import type { VerifierOptions } from '../../shared/verification/types.js';
 import { createVerifier, type Verifier } from '../../shared/verification/verifier.js';
 import { mailDomain, mx, startDnsServer, type DnsServer } from '../support/dns-server.js';
 import { onCommands } from '../support/smtp-servers.js';
-import { freshPrefix, testRedis, verifierOptions } from './helpers.js';
+import { testRedis, worldOptions } from './helpers.js';
 
 // The session pool: a finished SMTP session is kept for the next probe of its MX host, within the RCPT budget, and
 // given up when it breaks, when the server hangs up, or when another process waits for the host's slot.
@@ -106,14 +106,7 @@ const verifiers: Verifier[] = [];
 // A linger far longer than any test: a session is only given up for the reasons under test, never by the clock.
 // Verifiers created from one options object share a Redis prefix, as worker processes of one deployment do.
 function options(port: number, extra: Partial<VerifierOptions> = {}): VerifierOptions {
-  return verifierOptions({
-    redis: store.redis,
-    keyPrefix: freshPrefix(store.prefix),
-    dnsServers: [dns.endpoint],
-    smtpPort: port,
-    sessionLingerMs: 60_000,
-    ...extra,
-  });
+  return worldOptions(store, dns.endpoint, port, { sessionLingerMs: 60_000, ...extra });
 }
 
 function verifier(port: number, extra: Partial<VerifierOptions> = {}): Verifier {

@@ -3,7 +3,7 @@ import { createVerifier } from '../../shared/verification/verifier.js';
 import type { VerifierOptions } from '../../shared/verification/types.js';
 import { type DnsServer, mailDomain, mx, startDnsServer } from '../support/dns-server.js';
 import { startMailWorld, type MailWorld } from '../support/smtp-servers.js';
-import { freshPrefix, testRedis, verifierOptions } from './helpers.js';
+import { testRedis, worldOptions } from './helpers.js';
 
 // What the mailbox itself says: RCPT replies, catch-all, TLS, flags, IDN, syntax.
 
@@ -71,14 +71,7 @@ beforeAll(async () => {
     'gmail.com': mx('mx.example.test'),
     'xn--mnchen-3ya.test': mx('mx.example.test'),
   });
-  options = (extra = {}) =>
-    verifierOptions({
-      redis: store.redis,
-      keyPrefix: freshPrefix(store.prefix),
-      dnsServers: [dns.endpoint],
-      smtpPort: world.port,
-      ...extra,
-    });
+  options = (extra = {}) => worldOptions(store, dns.endpoint, world.port, extra);
 });
 
 afterAll(async () => {

@@ -3,7 +3,7 @@ import { createVerifier } from '../../shared/verification/verifier.js';
 import type { VerifierOptions } from '../../shared/verification/types.js';
 import { type DnsServer, mx, startDnsServer } from '../support/dns-server.js';
 import { startMailWorld, type MailWorld } from '../support/smtp-servers.js';
-import { freshPrefix, testRedis, verifierOptions } from './helpers.js';
+import { testRedis, worldOptions } from './helpers.js';
 
 // What DNS and the network say: missing mail hosts, fallback, misbehaving servers, the
 // private-address guard, session sharing and caching.
@@ -72,14 +72,7 @@ beforeAll(async () => {
     'parallel.test': mx('mx.parallel.test'),
     ...host('mx.parallel.test', PARALLEL),
   });
-  options = (extra = {}) =>
-    verifierOptions({
-      redis: store.redis,
-      keyPrefix: freshPrefix(store.prefix),
-      dnsServers: [dns.endpoint],
-      smtpPort: world.port,
-      ...extra,
-    });
+  options = (extra = {}) => worldOptions(store, dns.endpoint, world.port, extra);
 });
 
 afterAll(async () => {

@@ -3,6 +3,7 @@ import { ANSWER_SORTS, answersRepository } from '../../../shared/db/repositories
 import { commentsRepository } from '../../../shared/db/repositories/comments.js';
 import { QUESTION_SORTS, questionsRepository } from '../../../shared/db/repositories/questions.js';
 import { NotFoundError } from '../../../shared/errors.js';
+import { questionIncludes } from '../../../shared/qa/question-includes.js';
 import { viewCounter } from '../../../shared/qa/views.js';
 import type { QaDeps } from '../deps.js';
 import {
@@ -95,22 +96,9 @@ export const questionsRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = asyn
         .record(question.id)
         .catch((err: Error) => request.log.warn({ err: err.message }, 'view not counted'));
 
-      const [answerList, questionComments] = await Promise.all([
-        include.has('answers') ? answers.listForQuestion(question.id, 'votes') : undefined,
-        include.has('comments') ? comments.forQuestion(question.id) : undefined,
-      ]);
-      let withComments = answerList;
-      if (answerList && include.has('comments')) {
-        const byAnswer = await comments.forAnswers(answerList.map((a) => a.id));
-        withComments = answerList.map((a) => ({ ...a, comments: byAnswer.get(a.id) ?? [] }));
-      }
       return {
         success: true as const,
-        data: {
-          ...question,
-          ...(withComments ? { answers: withComments } : {}),
-          ...(questionComments ? { comments: questionComments } : {}),
-        },
+        data: { ...question, ...(await questionIncludes(question.id, include, { answers, comments })) },
       };
     },
   );
