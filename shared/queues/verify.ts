@@ -7,7 +7,7 @@ export const VERIFY_MAX_BATCH = 100;
 /**
  * One job probes the addresses of one or more whole domains (a domain's addresses share the DNS answer, the
  * catch-all probe and the SMTP sessions; small domains are packed together). POST /bulk-verify enqueues a request's
- * jobs and waits for them all (enqueueAndWait).
+ * jobs in one round trip and waits for them all (enqueueAllAndWait).
  */
 export const verifyQueue = defineQueue({
   name: 'verify',

@@ -2,9 +2,10 @@ import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config.js';
 import { ServiceUnavailableError } from '../errors.js';
+import type { JobOutcome } from '../queues/completions.js';
 import type { Queues } from '../queues/producer.js';
 import type { VerificationResult, VerifierLogger, VerifierOptions } from './types.js';
-import { groupByDomain, unfinishedResult, type Verifier } from './verifier.js';
+import { groupByDomain, unfinishedResult, type DomainGroup, type Verifier } from './verifier.js';
 
 /**
  * The verification service on top of the engine: the engine's options from the configuration, and the bulk
@@ -83,8 +84,14 @@ export function verifyJobId(requestId: string, emails: readonly string[]): strin
   return `verify-${digest}`;
 }
 
+/** One verify-domains job of a request: its domain groups and their distinct addresses. */
+interface DomainGroupJob {
+  groups: readonly (DomainGroup & { unique: string[] })[];
+  unique: string[];
+}
+
 export interface BulkVerifierDeps {
-  queues: Pick<Queues, 'enqueueAndWait' | 'queue'>;
+  queues: Pick<Queues, 'enqueueAllAndWait'>;
   /** Used for the entries with bad syntax only, which need no network and so no job. */
   verifier: Pick<Verifier, 'verifyDomainGroup'>;
   deadlineMs: number;
@@ -102,64 +109,59 @@ const isResultList = (value: unknown, length: number): value is VerificationResu
   value.every((r) => typeof r === 'object' && r !== null && 'status' in r);
 
 export function createBulkVerifier(deps: BulkVerifierDeps): BulkVerifier {
-  // Every job being waited for holds a 'closing' listener on the queue: 100 per request, times the requests in flight.
-  deps.queues.queue('verify').setMaxListeners(0);
   async function verifyBulk(emails: readonly string[], requestId: string): Promise<VerificationResult[]> {
     const started = performance.now();
     const deadlineAt = Date.now() + deps.deadlineMs;
     const results = new Array<VerificationResult>(emails.length);
     const groups = groupByDomain(emails).map((g) => ({ ...g, unique: [...new Set(g.emails)] }));
 
-    // Each job resolves to the results of its distinct addresses; duplicates are filled in from them.
-    const settle = async (unique: string[]): Promise<VerificationResult[]> => {
-      const jobId = verifyJobId(requestId, unique);
-      const unfinished = (reason: 'timeout' | 'temporary_failure') =>
-        unique.map((email) => unfinishedResult(email, reason, performance.now() - started));
-      try {
-        const value = await deps.queues.enqueueAndWait(
-          'verify',
-          'verify-domains',
-          { emails: unique, expiresAt: deadlineAt, requestId },
-          Math.max(1, deadlineAt - Date.now()),
-          { jobId },
-        );
-        // A worker that took the job after the deadline skips it ({skipped}): the same as not finishing.
-        return isResultList(value, unique.length) ? value : unfinished('timeout');
-      } catch (err) {
-        if (err instanceof ServiceUnavailableError) return unfinished('timeout');
-        // The job ran and failed after its retries: those addresses could not be verified, the others still count.
-        // Anything else (Redis unreachable while enqueueing) fails the request.
-        const state = await deps.queues
-          .queue('verify')
-          .getJobState(jobId)
-          .catch(() => 'unreachable');
-        if (state !== 'failed') throw err;
-        deps.logger?.warn(
-          { jobId, err: (err as Error).message },
-          'verify job failed; its addresses are unknown',
-        );
-        return unfinished('temporary_failure');
-      }
+    // Bad syntax needs no network: graded here. The rest goes out as jobs of whole domains, added in one round trip
+    // and awaited together; each job answers for its distinct addresses, duplicates are filled in from them.
+    const local = groups.find((g) => g.domain === '');
+    const jobs = packDomainGroups(groups.filter((g) => g.domain !== '')).map((job) => {
+      const unique = job.flatMap((g) => g.unique);
+      return { groups: job, unique, jobId: verifyJobId(requestId, unique) };
+    });
+    const place = (job: DomainGroupJob, done: readonly VerificationResult[]) => {
+      const byEmail = new Map(job.unique.map((email, k) => [email, done[k]!]));
+      for (const group of job.groups)
+        group.emails.forEach((email, k) => (results[group.indexes[k]!] = byEmail.get(email)!));
     };
+    if (local)
+      place({ groups: [local], unique: local.unique }, await deps.verifier.verifyDomainGroup(local.unique));
 
-    // Bad syntax needs no network: graded here. The rest goes out as jobs of whole domains.
-    const local = groups.filter((g) => g.domain === '');
-    const jobs = [...local.map((g) => [g]), ...packDomainGroups(groups.filter((g) => g.domain !== ''))];
-    const settled = await Promise.allSettled(
-      jobs.map(async (job) => {
-        const unique = job.flatMap((g) => g.unique);
-        const done =
-          job[0]!.domain === '' ? await deps.verifier.verifyDomainGroup(unique) : await settle(unique);
-        const byEmail = new Map(unique.map((email, k) => [email, done[k]!]));
-        for (const group of job)
-          group.emails.forEach((email, k) => (results[group.indexes[k]!] = byEmail.get(email)!));
-      }),
-    );
-    const failure = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (failure) {
-      deps.logger?.error({ err: failure.reason }, 'bulk verification could not enqueue its jobs');
+    let outcomes: JobOutcome[];
+    try {
+      outcomes = await deps.queues.enqueueAllAndWait(
+        'verify',
+        'verify-domains',
+        jobs.map(({ unique, jobId }) => ({
+          payload: { emails: unique, expiresAt: deadlineAt, requestId },
+          jobId,
+        })),
+        Math.max(1, deadlineAt - Date.now()),
+      );
+    } catch (err) {
+      deps.logger?.error({ err }, 'bulk verification could not enqueue its jobs');
       throw new ServiceUnavailableError('Verification is temporarily unavailable; try again later');
     }
+    jobs.forEach((job, k) => {
+      const outcome = outcomes[k]!;
+      const value = outcome.state === 'completed' ? outcome.value : null;
+      if (isResultList(value, job.unique.length)) return place(job, value);
+      // A job that failed after its retries: its addresses could not be verified, the others still count. A job
+      // not done by the deadline, or skipped by a worker that took it too late ({skipped}), timed out.
+      const reason = outcome.state === 'failed' ? 'temporary_failure' : 'timeout';
+      if (outcome.state === 'failed')
+        deps.logger?.warn(
+          { jobId: job.jobId, err: outcome.reason },
+          'verify job failed; its addresses are unknown',
+        );
+      place(
+        job,
+        job.unique.map((email) => unfinishedResult(email, reason, performance.now() - started)),
+      );
+    });
     deps.logger?.info(
       {
         emails: emails.length,
