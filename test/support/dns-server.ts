@@ -96,7 +96,9 @@ export async function startDnsServer(initial: Zone, host = '127.0.0.1'): Promise
     });
   };
 
-  const udp = dgram.createSocket('udp4');
+  // A real resolver is never the slow side of a probe: a deep receive queue keeps a burst of queries from being
+  // dropped while the test process is busy (the kernel caps it at net.core.rmem_max).
+  const udp = dgram.createSocket({ type: 'udp4', recvBufferSize: 4 * 1024 * 1024 });
   udp.on('message', (msg, rinfo) => {
     const reply = safeAnswer(answer, msg);
     if (reply) udp.send(reply, rinfo.port, rinfo.address);

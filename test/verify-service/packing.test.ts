@@ -24,15 +24,16 @@ describe('packDomainGroups', () => {
 
   it('never splits a domain and gives big domains a job of their own, biggest first', () => {
     const jobs = packDomainGroups([
-      group('small.test', 3),
+      group('small.test', 6),
       group('big.test', 50),
-      group('mid.test', 12),
+      group('mid.test', 20),
       group('tiny.test', 1),
     ]);
+    // mid + small reach PACKED_JOB_ADDRESSES (25) and close their job; tiny starts the next.
     expect(jobs.map((job) => job.map((g) => `${g.domain}:${g.emails.length}`))).toEqual([
       ['big.test:50'],
-      ['mid.test:12'],
-      ['small.test:3', 'tiny.test:1'],
+      ['mid.test:20', 'small.test:6'],
+      ['tiny.test:1'],
     ]);
   });
 
