@@ -10,9 +10,10 @@ import type { ProbeOutcome, ProbeTarget } from './smtp-probe.js';
  *
  * - Ownership: `mx-owner:<host>` holds the id of the process probing the host, with a short TTL that the owner
  *   renews while it probes. A process that finds no owner takes the host.
- * - Forwarding: the work (a domain and its addresses) goes on the owner's list `mx-inbox:<owner>` and a message
- *   on `mx-work:<owner>` wakes it; the owner runs it as one of its own (joined with its other work for the
- *   domain) and publishes the evidence on `mx-reply:<requester>`.
+ * - Forwarding: the work (domains and their addresses) a process has for one owner in one event-loop turn goes
+ *   as one envelope on the owner's list `mx-inbox:<owner>`, and a message on `mx-work:<owner>` wakes it; the owner
+ *   runs each domain as one of its own (joined with its other work for the domain) and publishes each domain's
+ *   evidence on `mx-reply:<requester>` as soon as that domain is done.
  * - Failure: every process keeps `mx-alive:<id>` alive with a heartbeat. A requester whose owner stopped beating
  *   (killed, lost Redis) takes its request back and probes the host itself, as it does when no answer came within
  *   the probe deadline. Probing twice is harmless: RCPT changes nothing on the server.
@@ -30,17 +31,36 @@ export interface TargetEvidence {
   catchAll: boolean | null;
 }
 
-interface Envelope extends DomainWork {
-  /** The domain's first MX host, which the receiver owns. */
+/** One domain's work as forwarded, with the domain's first MX host, which the receiver owns. */
+interface ForwardedWork extends DomainWork {
   host: string;
-  id: string;
-  from: string;
 }
 
-/** A forwarded probe's evidence, on its way back to the requester. */
+/** The work one requester sends one owner in one event-loop turn. */
+interface Envelope {
+  id: string;
+  from: string;
+  items: ForwardedWork[];
+}
+
+/** The evidence for one item of an envelope, on its way back to the requester (each item as soon as it is done). */
 interface Report {
   id: string;
+  index: number;
   evidence: TargetEvidence[];
+}
+
+/** An envelope awaiting its evidence: `settle` answers one item, `abandon` gives up on the ones left. */
+interface Awaited {
+  owner: string;
+  settle: (index: number, evidence: TargetEvidence[]) => void;
+  abandon: () => void;
+}
+
+/** Work being collected for one owner, and who waits for each item's evidence (null: probe it yourself). */
+interface Outgoing {
+  items: ForwardedWork[];
+  waiters: ((evidence: TargetEvidence[] | null) => void)[];
 }
 
 export interface HostOwnerOptions {
@@ -73,23 +93,17 @@ return owner`;
 export function createHostOwner(opts: HostOwnerOptions) {
   const me = randomUUID();
   const key = (name: string): string => `${opts.keyPrefix}${name}`;
-  const pending = new Map<string, (evidence: TargetEvidence[]) => void>();
+  // Envelopes sent and awaiting their evidence, by id.
+  const pending = new Map<string, Awaited>();
+  // Work for one owner that reaches `run` in the current event-loop turn: it leaves as one envelope.
+  const outgoing = new Map<string, Outgoing>();
   // Who owns a host, as last claimed or read, and until when that answer is used without asking Redis.
   const known = new Map<string, { owner: string; until: number }>();
   let heartbeat: NodeJS.Timeout | null = null;
   let closed = false;
 
-  // Work for one owner, and reports for one requester, leave together once per event-loop turn: a job's domains
-  // often share owners, and an owner's probes of several requesters often end in the same turn.
-  const sendWork = perTurn<string>(async (owner, raws) => {
-    const inbox = key(`mx-inbox:${owner}`);
-    await opts.redis
-      .pipeline()
-      .rpush(inbox, ...raws)
-      .pexpire(inbox, opts.replyTimeoutMs)
-      .publish(key(`mx-work:${owner}`), '')
-      .exec();
-  });
+  // Reports for one requester leave together once per event-loop turn: an owner's probes of several requesters'
+  // work often end in the same turn.
   const sendReports = perTurn<Report>(async (requester, reports) => {
     await opts.redis.publish(key(`mx-reply:${requester}`), JSON.stringify(reports));
   });
@@ -101,6 +115,7 @@ export function createHostOwner(opts: HostOwnerOptions) {
     const beat = () => {
       opts.redis.set(key(`mx-alive:${me}`), '1', 'PX', ALIVE_MS).catch(() => {});
       void drain();
+      void abandonDeadOwners();
       forgetExpiredOwners();
     };
     beat();
@@ -108,7 +123,24 @@ export function createHostOwner(opts: HostOwnerOptions) {
     heartbeat.unref();
     opts.subscriptions.subscribe(key(`mx-work:${me}`), () => void drain());
     opts.subscriptions.subscribe(key(`mx-reply:${me}`), (message) => {
-      for (const { id, evidence } of JSON.parse(message) as Report[]) pending.get(id)?.(evidence);
+      for (const { id, index, evidence } of JSON.parse(message) as Report[])
+        pending.get(id)?.settle(index, evidence);
+    });
+  }
+
+  /**
+   * Ends the waits on owners that stopped beating (killed, cut off from Redis): one EXISTS per owner waited on,
+   * once per heartbeat, however many probes wait on it.
+   */
+  async function abandonDeadOwners(): Promise<void> {
+    const owners = [...new Set([...pending.values()].map((p) => p.owner))];
+    if (owners.length === 0) return;
+    const pipeline = opts.redis.pipeline();
+    for (const owner of owners) pipeline.exists(key(`mx-alive:${owner}`));
+    const alive = await pipeline.exec().catch(() => null);
+    owners.forEach((owner, k) => {
+      if (alive?.[k]?.[1] !== 0) return;
+      for (const p of [...pending.values()]) if (p.owner === owner) p.abandon();
     });
   }
 
@@ -128,14 +160,19 @@ export function createHostOwner(opts: HostOwnerOptions) {
     }
   }
 
+  /** Runs each item of a forwarded envelope, reporting each as soon as it is done. */
   async function serve(envelope: Envelope): Promise<void> {
-    try {
-      await ownerOf(envelope.host); // keeps our hold on the host fresh
-      const evidence = await opts.probe({ domain: envelope.domain, targets: envelope.targets });
-      await sendReports(envelope.from, { id: envelope.id, evidence });
-    } catch {
-      // The requester's wait ends with its heartbeat check or its timeout: it then probes by itself.
-    }
+    await Promise.all(
+      envelope.items.map(async ({ host, ...work }, index) => {
+        try {
+          await ownerOf(host); // keeps our hold on the host fresh
+          const evidence = await opts.probe(work);
+          await sendReports(envelope.from, { id: envelope.id, index, evidence });
+        } catch {
+          // The requester's wait ends with its heartbeat check or its timeout: it then probes by itself.
+        }
+      }),
+    );
   }
 
   /**
@@ -167,46 +204,86 @@ export function createHostOwner(opts: HostOwnerOptions) {
     return owner;
   }
 
-  /** The owner's evidence, or null when it is gone or too slow (the caller then probes by itself). */
-  async function forward(owner: string, host: string, work: DomainWork): Promise<TargetEvidence[] | null> {
-    const envelope: Envelope = { ...work, host, id: randomUUID(), from: me };
-    const raw = JSON.stringify(envelope);
-    const reply = new Promise<TargetEvidence[]>((resolve) => pending.set(envelope.id, resolve));
+  /**
+   * The owner's evidence, or null when it is gone or too slow (the caller then probes by itself). A job's domains
+   * reach this together, so the work for one owner within one event-loop turn is sent as one envelope.
+   */
+  function forward(owner: string, host: string, work: DomainWork): Promise<TargetEvidence[] | null> {
+    let batch = outgoing.get(owner);
+    if (!batch) {
+      const fresh: Outgoing = { items: [], waiters: [] };
+      outgoing.set(owner, fresh);
+      setImmediate(() => {
+        outgoing.delete(owner);
+        void send(owner, fresh.items, fresh.waiters);
+      });
+      batch = fresh;
+    }
+    const { items, waiters } = batch;
+    return new Promise((resolve) => {
+      items.push({ ...work, host });
+      waiters.push(resolve);
+    });
+  }
+
+  /** Sends one envelope; each item's waiter gets its evidence as it arrives, or null when no more will come. */
+  async function send(owner: string, items: ForwardedWork[], waiters: Outgoing['waiters']): Promise<void> {
+    const id = randomUUID();
+    const raw = JSON.stringify({ id, from: me, items } satisfies Envelope);
+    const answered = waiters.map(() => false);
+    let left = items.length;
+    let stopWaiting: () => void = () => {};
+    const allAnswered = new Promise<void>((resolve) => (stopWaiting = resolve));
+    pending.set(id, {
+      owner,
+      settle: (index, evidence) => {
+        if (answered[index] !== false) return;
+        answered[index] = true;
+        waiters[index]!(evidence);
+        if (--left === 0) stopWaiting();
+      },
+      abandon: () => stopWaiting(),
+    });
+    const timer = setTimeout(() => stopWaiting(), opts.replyTimeoutMs);
     try {
-      await sendWork(owner, raw);
-      const deadline = Date.now() + opts.replyTimeoutMs;
-      while (Date.now() < deadline && !closed) {
-        const evidence = await Promise.race([reply, sleep(Math.min(HEARTBEAT_MS, deadline - Date.now()))]);
-        if (evidence) return evidence;
-        if ((await opts.redis.exists(key(`mx-alive:${owner}`))) === 0) break;
+      if (!closed) {
+        const inbox = key(`mx-inbox:${owner}`);
+        await opts.redis
+          .pipeline()
+          .rpush(inbox, raw)
+          .pexpire(inbox, opts.replyTimeoutMs)
+          .publish(key(`mx-work:${owner}`), '')
+          .exec();
+        await allAnswered;
       }
-      await opts.redis.lrem(key(`mx-inbox:${owner}`), 1, raw);
-      return null;
+      // Gone or too slow: take the envelope back unless the owner has already taken it.
+      if (left > 0) await opts.redis.lrem(key(`mx-inbox:${owner}`), 1, raw);
     } catch {
-      return null;
+      // Redis unreachable: the items left are probed here.
     } finally {
-      pending.delete(envelope.id);
+      clearTimeout(timer);
+      pending.delete(id);
+      waiters.forEach((waiter, k) => answered[k] || waiter(null));
     }
   }
 
   function close(): void {
     closed = true;
     if (heartbeat) clearInterval(heartbeat);
+    for (const p of [...pending.values()]) p.abandon();
     void opts.redis.del(key(`mx-alive:${me}`)).catch(() => {});
   }
 
   return { run, close };
 }
 
-function sleep(ms: number): Promise<null> {
-  return new Promise((resolve) => setTimeout(() => resolve(null), Math.max(0, ms)).unref());
-}
-
 /**
  * Collects items per key during one turn of the event loop, then hands each key's items to `flush` at once. The
  * promise of every item settles with its key's flush.
  */
-function perTurn<T>(flush: (key: string, items: T[]) => Promise<void>): (key: string, item: T) => Promise<void> {
+function perTurn<T>(
+  flush: (key: string, items: T[]) => Promise<void>,
+): (key: string, item: T) => Promise<void> {
   type Batch = { items: T[]; flushed: Promise<void> };
   let turn: Map<string, Batch> | null = null;
   return (key, item) => {

@@ -16,6 +16,8 @@ const TIMEOUT_421 = '127.0.7.5';
 const FORGETFUL = '127.0.7.6';
 const SILENT = '127.0.7.7';
 const SLOW = '127.0.7.8';
+// Beside POOLED, on its port: one verifier reaches both (a verifier has one SMTP port).
+const SILENT_BESIDE_POOLED = '127.0.7.9';
 
 interface Connection {
   commands: string[];
@@ -52,7 +54,7 @@ const normalReply = (line: string): string =>
  * A scripted SMTP server that records each connection's commands; `quirk` bends its RCPT replies, `rcptDelayMs`
  * holds each RCPT reply back.
  */
-async function startRecordingServer(address: string, quirk?: Quirk, rcptDelayMs = 0) {
+async function startRecordingServer(address: string, quirk?: Quirk, rcptDelayMs = 0, port = 0) {
   const connections: Connection[] = [];
   const sockets = new Set<net.Socket>();
   const server = net.createServer((socket) => {
@@ -80,7 +82,7 @@ async function startRecordingServer(address: string, quirk?: Quirk, rcptDelayMs 
       else socket.write('502 5.5.2 Command not recognized\r\n');
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, address, resolve));
+  await new Promise<void>((resolve) => server.listen(port, address, resolve));
   return {
     connections,
     port: (server.address() as net.AddressInfo).port,
@@ -101,6 +103,7 @@ let timeout421: Awaited<ReturnType<typeof startRecordingServer>>;
 let forgetful: Awaited<ReturnType<typeof startRecordingServer>>;
 let silent: Awaited<ReturnType<typeof startRecordingServer>>;
 let slow: Awaited<ReturnType<typeof startRecordingServer>>;
+let silentBesidePooled: Awaited<ReturnType<typeof startRecordingServer>>;
 const verifiers: Verifier[] = [];
 
 // A linger far longer than any test: a session is only given up for the reasons under test, never by the clock.
@@ -127,6 +130,7 @@ beforeAll(async () => {
   forgetful = await startRecordingServer(FORGETFUL, QUIRKS.forgetful);
   silent = await startRecordingServer(SILENT, QUIRKS.silent);
   slow = await startRecordingServer(SLOW, undefined, 600);
+  silentBesidePooled = await startRecordingServer(SILENT_BESIDE_POOLED, QUIRKS.silent, 0, pooled.port);
   dns = await startDnsServer({
     ...mailDomain('pool.test', POOLED),
     'other-on-pool.test': mx('mx.pool.test'),
@@ -136,6 +140,7 @@ beforeAll(async () => {
     ...mailDomain('forgetful.test', FORGETFUL),
     ...mailDomain('silent.test', SILENT),
     ...mailDomain('slow.test', SLOW),
+    ...mailDomain('silent-beside-pool.test', SILENT_BESIDE_POOLED),
   });
 });
 
@@ -148,6 +153,7 @@ afterAll(async () => {
   await forgetful?.close();
   await silent?.close();
   await slow?.close();
+  await silentBesidePooled?.close();
   await dns?.close();
   await store.cleanup();
 });
@@ -338,6 +344,23 @@ describe('one process per MX host (host-owner.ts)', () => {
     const used = pooled.connections.slice(before);
     expect(used).toHaveLength(1);
     expect(used[0]!.commands).toEqual(['EHLO', 'MAIL', 'RCPT', 'RCPT', 'RCPT', 'RCPT']);
+  });
+
+  it('answers each forwarded domain as soon as it is done: a stuck domain does not hold back the others sent with it', async () => {
+    // SMTP steps may take 10 s: the stuck RCPT outlasts the group's answer-by time, the other domain must not.
+    const [first, second] = twoProcesses({ smtpTimeoutMs: 10_000, probeTimeoutMs: 20_000 });
+    // The first process owns both hosts; the second has both domains' DNS answers at hand, so its two domains
+    // reach the forwarder in the same event-loop turn and travel to the first as one envelope.
+    for (const v of [first, second])
+      for (const email of ['alice@pool.test', 'alice@silent-beside-pool.test'])
+        expect((await v.verify(email)).status).toBe('valid');
+    const [bob, hang] = await second.verifyDomainGroup(
+      ['bob@pool.test', 'hang@silent-beside-pool.test'],
+      Date.now() + 1500,
+    );
+    expect(bob).toMatchObject({ status: 'valid', reason: 'accepted' });
+    expect(hang).toMatchObject({ status: 'unknown', reason: 'timeout' });
+    await first.close();
   });
 
   it('probes by itself when the owner stopped beating, long before the probe deadline', async () => {
