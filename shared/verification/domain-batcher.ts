@@ -2,71 +2,101 @@
  * Joins concurrent verifications of one domain within a process into shared probes. Bulk requests are split by
  * domain, so at any moment several jobs (of different requests) may want the same mail host; probed one by one,
  * each would open its own SMTP session and pay its greeting, EHLO, MAIL FROM and QUIT. Instead, at most
- * `maxRunning` probes per domain run at once, and whatever arrives meanwhile waits in batches of at most `maxBatch`
- * items that start, each as one probe, as soon as a running one ends. Nothing waits when the domain is idle: an
- * arrival with a free slot starts at once.
+ * `maxRunning` probes per domain run at once, and whatever arrives meanwhile waits; each probe that starts takes a
+ * share of what waits (at most `maxBatch` items). Nothing waits when the domain is idle: an arrival with a free
+ * slot starts at once.
+ *
+ * The share evens out the load: what waits plus what the running probes carry, divided by the probes that can run
+ * at once, so that the last items of a busy domain are spread over its connections rather than carried by one
+ * while the other idles (11 items left: 6 and 5 in parallel, not 11 in a row). A probe that ends while items still
+ * wait starts the next share at once, on the connection it just used. A share is never smaller than `minBatch`
+ * unless that is all there is: a few addresses are not worth another connection.
  */
 
-interface Waiter<R> {
-  offset: number;
-  count: number;
-  resolve: (results: R[]) => void;
-  reject: (err: unknown) => void;
-}
-
-interface Batch<I, R> {
-  items: I[];
-  waiters: Waiter<R>[];
+/** An item waiting for a probe, with everyone who asked for it (equal items are probed once). */
+interface Waiting<I, R> {
+  item: I;
+  key: string;
+  callers: { resolve: (result: R) => void; reject: (err: unknown) => void }[];
 }
 
 interface DomainState<I, R> {
   running: number;
-  queued: Batch<I, R>[];
+  /** Items the running probes carry. */
+  carried: number;
+  queue: Waiting<I, R>[];
+  /** The waiting items by key. */
+  byKey: Map<string, Waiting<I, R>>;
 }
 
 export interface DomainBatcherOptions<I, R> {
   /** Probes of one domain at once (the per-MX connection cap is the natural value). */
   maxRunning: number;
-  /** Most items a waiting batch collects (one SMTP session's worth of RCPTs). */
+  /** Most items one probe takes (one SMTP session's worth of RCPTs). */
   maxBatch: number;
+  /**
+   * Fewest items worth a probe of their own while more wait: splitting fewer off would save less time than a new
+   * connection costs the server.
+   */
+  minBatch: number;
   /** Verifies items of one domain; one result per item, in order. */
   run: (domain: string, items: I[]) => Promise<R[]>;
+  /** Items with the same key are the same work: while one waits, others join it. */
+  key: (item: I) => string;
 }
 
 export function createDomainBatcher<I, R>(opts: DomainBatcherOptions<I, R>) {
   const domains = new Map<string, DomainState<I, R>>();
 
-  function start(domain: string, state: DomainState<I, R>, batch: Batch<I, R>): void {
+  /** Starts a probe with its share of the domain's waiting items. */
+  function start(domain: string, state: DomainState<I, R>): void {
+    const share = Math.ceil((state.queue.length + state.carried) / opts.maxRunning);
+    const batch = state.queue.splice(0, Math.min(opts.maxBatch, Math.max(opts.minBatch, share, 1)));
+    for (const w of batch) state.byKey.delete(w.key);
     state.running++;
+    state.carried += batch.length;
     opts
-      .run(domain, batch.items)
+      .run(
+        domain,
+        batch.map((w) => w.item),
+      )
       .then(
-        (results) => batch.waiters.forEach((w) => w.resolve(results.slice(w.offset, w.offset + w.count))),
-        (err: unknown) => batch.waiters.forEach((w) => w.reject(err)),
+        (results) => batch.forEach((w, k) => w.callers.forEach((c) => c.resolve(results[k]!))),
+        (err: unknown) => batch.forEach((w) => w.callers.forEach((c) => c.reject(err))),
       )
       .finally(() => {
         state.running--;
-        const next = state.queued.shift();
-        if (next) start(domain, state, next);
+        state.carried -= batch.length;
+        if (state.queue.length > 0) start(domain, state);
         else if (state.running === 0) domains.delete(domain);
       });
   }
 
-  /** Results for `items` (one domain's), in order, from a probe they may share with other callers' items. */
+  /** Results for `items` (one domain's), in order, from probes they may share with other callers' items. */
   function submit(domain: string, items: I[]): Promise<R[]> {
-    const state = domains.get(domain) ?? { running: 0, queued: [] };
+    const state: DomainState<I, R> = domains.get(domain) ?? {
+      running: 0,
+      carried: 0,
+      queue: [],
+      byKey: new Map(),
+    };
     domains.set(domain, state);
-    return new Promise<R[]>((resolve, reject) => {
-      const last = state.queued.at(-1);
-      const batch =
-        state.running < opts.maxRunning || !last || last.items.length + items.length > opts.maxBatch
-          ? { items: [], waiters: [] }
-          : last;
-      batch.waiters.push({ offset: batch.items.length, count: items.length, resolve, reject });
-      batch.items.push(...items);
-      if (state.running < opts.maxRunning) start(domain, state, batch);
-      else if (batch !== last) state.queued.push(batch);
-    });
+    const results = Promise.all(
+      items.map(
+        (item) =>
+          new Promise<R>((resolve, reject) => {
+            const key = opts.key(item);
+            const waiting = state.byKey.get(key);
+            if (waiting) return void waiting.callers.push({ resolve, reject });
+            const fresh: Waiting<I, R> = { item, key, callers: [{ resolve, reject }] };
+            state.queue.push(fresh);
+            state.byKey.set(key, fresh);
+          }),
+      ),
+    );
+    while (state.running < opts.maxRunning && state.queue.length > 0) start(domain, state);
+    if (state.running === 0) domains.delete(domain);
+    return results;
   }
 
   return { submit };

@@ -23,14 +23,28 @@ export interface FactCodec<T> {
 
 const json = { encode: JSON.stringify, decode: JSON.parse };
 
-export function createFactCache<T extends NonNullable<unknown>>(opts: FactCacheOptions, codec: FactCodec<T> = json) {
+export function createFactCache<T extends NonNullable<unknown>>(
+  opts: FactCacheOptions,
+  codec: FactCodec<T> = json,
+) {
   const localMaxMs = opts.localMaxMs ?? 60_000;
   const local = new LRUCache<string, T>({ max: opts.maxEntries ?? 10_000, ttl: localMaxMs });
+  // Reads under way: the probes of a cold domain that start together share one round trip.
+  const reading = new Map<string, Promise<T | null>>();
 
   /** The fact under `key`, or null when no process knows it. */
-  async function get(key: string): Promise<T | null> {
+  function get(key: string): Promise<T | null> {
     const copy = local.get(key);
-    if (copy !== undefined) return copy;
+    if (copy !== undefined) return Promise.resolve(copy);
+    let read = reading.get(key);
+    if (!read) {
+      read = readShared(key).finally(() => reading.delete(key));
+      reading.set(key, read);
+    }
+    return read;
+  }
+
+  async function readShared(key: string): Promise<T | null> {
     const [got, pttl] = (await opts.redis.pipeline().get(key).pttl(key).exec()) ?? [];
     if (got?.[0]) throw got[0];
     const raw = got?.[1] as string | null | undefined;
@@ -49,4 +63,3 @@ export function createFactCache<T extends NonNullable<unknown>>(opts: FactCacheO
 
   return { get, set };
 }
-

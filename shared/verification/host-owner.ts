@@ -99,6 +99,7 @@ export function createHostOwner(opts: HostOwnerOptions) {
   const outgoing = new Map<string, Outgoing>();
   // Who owns a host, as last claimed or read, and until when that answer is used without asking Redis.
   const known = new Map<string, { owner: string; until: number }>();
+  const claiming = new Map<string, Promise<string>>();
   let heartbeat: NodeJS.Timeout | null = null;
   let closed = false;
 
@@ -196,12 +197,21 @@ export function createHostOwner(opts: HostOwnerOptions) {
    * its time left when it is renewed, and a stale answer about another owner only forwards a probe to a live
    * process that then runs it itself (a dead one is noticed by its heartbeat).
    */
-  async function ownerOf(host: string): Promise<string> {
+  function ownerOf(host: string): Promise<string> {
     const memo = known.get(host);
-    if (memo && memo.until > Date.now()) return memo.owner;
-    const owner = (await opts.redis.eval(CLAIM, 1, key(`mx-owner:${host}`), me, opts.ownershipMs)) as string;
-    known.set(host, { owner, until: Date.now() + opts.ownershipMs / 2 });
-    return owner;
+    if (memo && memo.until > Date.now()) return Promise.resolve(memo.owner);
+    // The domains of many jobs may ask about a host at once: one claim answers them all.
+    let claim = claiming.get(host);
+    if (!claim) {
+      claim = (opts.redis.eval(CLAIM, 1, key(`mx-owner:${host}`), me, opts.ownershipMs) as Promise<string>)
+        .then((owner) => {
+          known.set(host, { owner, until: Date.now() + opts.ownershipMs / 2 });
+          return owner;
+        })
+        .finally(() => claiming.delete(host));
+      claiming.set(host, claim);
+    }
+    return claim;
   }
 
   /**

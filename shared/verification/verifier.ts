@@ -27,6 +27,9 @@ const DEFAULT_SESSION_LINGER_MS = 500;
 // ... and while another probe waits for a slot of its host: just long enough for this process's next probe of
 // the host, already queued, to take it over (a DNS and a catch-all cache read away).
 const WANTED_GRACE_MS = 25;
+// The replies a new SMTP session costs besides its RCPTs (greeting, EHLO, MAIL FROM, QUIT): a domain's work is
+// split over another connection only in shares at least this big.
+const SESSION_OVERHEAD_REPLIES = 4;
 
 export interface Verifier {
   verify(email: string): Promise<VerificationResult>;
@@ -89,6 +92,8 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     maxAgeMs: maxSessionAgeMs,
   });
   const catchAllKey = (domain: string): string => `${opts.keyPrefix}catch-all:${domain}`;
+  // Catch-all tests under way in this process, by domain: their verdicts.
+  const catchAllTests = new Map<string, Promise<boolean | null>>();
   const catchAllFacts = createFactCache<boolean>(
     { redis: opts.redis },
     { encode: (catchAll) => (catchAll ? '1' : '0'), decode: (raw) => raw === '1' },
@@ -100,7 +105,15 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     ownershipMs: lingerMs + opts.smtpTimeoutMs,
     replyTimeoutMs: opts.probeTimeoutMs,
     subscriptions,
-    probe: (work) => batcher.submit(work.domain, work.targets),
+    // The SMTP work is the batcher's; a verdict another probe is still finding is awaited outside it, so that the
+    // connection goes on to the domain's next share meanwhile.
+    probe: async (work) =>
+      Promise.all(
+        (await batcher.submit(work.domain, work.targets)).map(async ({ outcome, catchAll }) => ({
+          outcome,
+          catchAll: await catchAll,
+        })),
+      ),
   });
 
   async function verifyDomainGroup(emails: string[], answerBy?: number): Promise<VerificationResult[]> {
@@ -132,38 +145,55 @@ export function createVerifier(opts: VerifierOptions): Verifier {
    * Runs in the process owning the domain's first MX host: the probe of one batch of the domain's addresses, with
    * the catch-all probe when the domain's policy is not known yet. One evidence per target, in order.
    */
-  async function probeTargets(domain: string, targets: ProbeTarget[]): Promise<TargetEvidence[]> {
+  async function probeTargets(domain: string, targets: ProbeTarget[]): Promise<Probed[]> {
     const dns = await resolver.lookup(domain); // a local cache hit: the requester has just looked it up
-    if (dns.kind !== 'mx' && dns.kind !== 'implicit') return targets.map(() => ({ outcome: null, catchAll: null }));
+    if (dns.kind !== 'mx' && dns.kind !== 'implicit')
+      return targets.map(() => ({ outcome: null, catchAll: null }));
     const unique = [...new Map(targets.map((t) => [t.address, t])).values()];
     const knownCatchAll = await catchAllFacts.get(catchAllKey(domain));
-    const report = await probeDomain(
-      dns.hosts,
-      unique,
-      knownCatchAll === null ? randomAddress(domain) : null,
-      { ...opts, pool },
-    );
-    let catchAll = knownCatchAll;
-    const probeKind = report.catchAllProbe?.kind;
-    if (probeKind === 'accepted') catchAll = true;
-    else if (probeKind === 'mailbox_not_found' || probeKind === 'mailbox_disabled') catchAll = false;
-    // Only a clear answer is remembered: a deferral says nothing about the domain's policy.
-    if (knownCatchAll === null && catchAll !== null) {
-      await catchAllFacts.set(catchAllKey(domain), catchAll, cacheMaxTtlSec);
+    // One probe at a time tests an unknown domain for catch-all; the others meanwhile take its verdict.
+    const othersTest = knownCatchAll === null ? catchAllTests.get(domain) : undefined;
+    const testHere = knownCatchAll === null && !othersTest;
+    let verdict = knownCatchAll;
+    let announce: (verdict: boolean | null) => void = () => {};
+    if (testHere) catchAllTests.set(domain, new Promise((resolve) => (announce = resolve)));
+    try {
+      const report = await probeDomain(dns.hosts, unique, testHere ? randomAddress(domain) : null, {
+        ...opts,
+        pool,
+      });
+      if (testHere) {
+        verdict = catchAllVerdict(report.catchAllProbe?.kind);
+        // Only a clear answer is remembered: a deferral says nothing about the domain's policy.
+        if (verdict !== null) await catchAllFacts.set(catchAllKey(domain), verdict, cacheMaxTtlSec);
+      }
+      opts.logger?.debug(
+        {
+          domain,
+          addresses: unique.length,
+          sessions: report.sessions,
+          catchAll: othersTest ? 'pending' : verdict,
+        },
+        'domain verified',
+      );
+      const catchAll = othersTest ?? verdict;
+      return targets.map((t) => ({ outcome: report.outcomes.get(t.address) ?? null, catchAll }));
+    } finally {
+      if (testHere) {
+        catchAllTests.delete(domain);
+        announce(verdict);
+      }
     }
-    opts.logger?.debug(
-      { domain, addresses: unique.length, sessions: report.sessions, catchAll },
-      'domain verified',
-    );
-    return targets.map((t) => ({ outcome: report.outcomes.get(t.address) ?? null, catchAll }));
   }
 
   // Work for one domain that arrives while its probes run (other jobs, other processes forwarding to this owner)
   // is joined into shared probes, and so shares their SMTP sessions.
-  const batcher = createDomainBatcher<ProbeTarget, TargetEvidence>({
+  const batcher = createDomainBatcher<ProbeTarget, Probed>({
     maxRunning: opts.mxConcurrency,
     maxBatch: Math.max(1, opts.maxRcptPerSession - 1), // a session's RCPTs, less the catch-all probe's
+    minBatch: SESSION_OVERHEAD_REPLIES,
     run: probeTargets,
+    key: (target) => target.address,
   });
 
   async function verifyOneDomain(
@@ -228,6 +258,12 @@ export function unfinishedResult(
     smtp_message: null,
     duration_ms: Math.round(durationMs),
   };
+}
+
+/** A probe's finding for one target; the catch-all verdict may still be coming from another probe of the domain. */
+interface Probed {
+  outcome: ProbeOutcome | null;
+  catchAll: boolean | null | Promise<boolean | null>;
 }
 
 /** The network's evidence about one address: the DNS answer, and what the probe found (no probe without a host). */
@@ -296,6 +332,13 @@ async function withDeadline<T>(work: Promise<T>, answerBy: number, late: () => T
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** What the random address's RCPT says about the domain: accepted means catch-all; a deferral says nothing. */
+function catchAllVerdict(kind: ProbeOutcome['kind'] | undefined): boolean | null {
+  if (kind === 'accepted') return true;
+  if (kind === 'mailbox_not_found' || kind === 'mailbox_disabled') return false;
+  return null;
 }
 
 /** A local part no person has: if the server accepts it, it accepts anything. */
