@@ -6,10 +6,11 @@
  * share of what waits (at most `maxBatch` items). Nothing waits when the domain is idle: an arrival with a free
  * slot starts at once.
  *
- * The share evens out the load: what waits plus what the running probes carry, divided by the probes that can run
- * at once, so that the last items of a busy domain are spread over its connections rather than carried by one
- * while the other idles (11 items left: 6 and 5 in parallel, not 11 in a row). A probe that ends while items still
- * wait starts the next share at once, on the connection it just used. A share is never smaller than `minBatch`
+ * A probe that ends while items wait takes what waits divided by the probes that can run at once, so that the last
+ * items of a busy domain are spread over its connections rather than carried by one while the other idles (11
+ * left: 6 now and 5 for the other probe when it ends, not 11 in a row). Taking too little costs only another
+ * round on the connection just used; taking too much leaves a connection idle. An idle domain's arrivals are
+ * spread over the free probes. A share is never smaller than `minBatch`
  * unless that is all there is: a few addresses are not worth another connection.
  */
 
@@ -22,8 +23,6 @@ interface Waiting<I, R> {
 
 interface DomainState<I, R> {
   running: number;
-  /** Items the running probes carry. */
-  carried: number;
   queue: Waiting<I, R>[];
   /** The waiting items by key. */
   byKey: Map<string, Waiting<I, R>>;
@@ -48,13 +47,12 @@ export interface DomainBatcherOptions<I, R> {
 export function createDomainBatcher<I, R>(opts: DomainBatcherOptions<I, R>) {
   const domains = new Map<string, DomainState<I, R>>();
 
-  /** Starts a probe with its share of the domain's waiting items. */
-  function start(domain: string, state: DomainState<I, R>): void {
-    const share = Math.ceil((state.queue.length + state.carried) / opts.maxRunning);
+  /** Starts a probe with its share of the domain's waiting items, which `ways` probes share. */
+  function start(domain: string, state: DomainState<I, R>, ways: number): void {
+    const share = Math.ceil(state.queue.length / ways);
     const batch = state.queue.splice(0, Math.min(opts.maxBatch, Math.max(opts.minBatch, share, 1)));
     for (const w of batch) state.byKey.delete(w.key);
     state.running++;
-    state.carried += batch.length;
     opts
       .run(
         domain,
@@ -66,20 +64,14 @@ export function createDomainBatcher<I, R>(opts: DomainBatcherOptions<I, R>) {
       )
       .finally(() => {
         state.running--;
-        state.carried -= batch.length;
-        if (state.queue.length > 0) start(domain, state);
+        if (state.queue.length > 0) start(domain, state, opts.maxRunning);
         else if (state.running === 0) domains.delete(domain);
       });
   }
 
   /** Results for `items` (one domain's), in order, from probes they may share with other callers' items. */
   function submit(domain: string, items: I[]): Promise<R[]> {
-    const state: DomainState<I, R> = domains.get(domain) ?? {
-      running: 0,
-      carried: 0,
-      queue: [],
-      byKey: new Map(),
-    };
+    const state: DomainState<I, R> = domains.get(domain) ?? { running: 0, queue: [], byKey: new Map() };
     domains.set(domain, state);
     const results = Promise.all(
       items.map(
@@ -94,7 +86,8 @@ export function createDomainBatcher<I, R>(opts: DomainBatcherOptions<I, R>) {
           }),
       ),
     );
-    while (state.running < opts.maxRunning && state.queue.length > 0) start(domain, state);
+    while (state.running < opts.maxRunning && state.queue.length > 0)
+      start(domain, state, opts.maxRunning - state.running);
     if (state.running === 0) domains.delete(domain);
     return results;
   }

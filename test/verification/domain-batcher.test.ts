@@ -50,12 +50,11 @@ describe('domain batcher', () => {
     expect(probes).toHaveLength(2);
     probes[0]!.finish();
     await settle();
-    // 11 wait and the other probe carries 1: the one that ended takes 6 of the 12 and leaves 5.
+    // 11 wait for two probes: the one that ended takes 6 and leaves 5 for the other.
     expect(probes[2]!.items).toEqual(items('late', 6));
     probes[1]!.finish();
     await settle();
-    // 5 wait and the other probe carries 6: all 5 go now.
-    expect(probes[3]!.items).toEqual(['late6', 'late7', 'late8', 'late9', 'late10']);
+    expect(probes[3]!.items).toEqual(['late6', 'late7', 'late8']);
   });
 
   it('splits no share smaller than minBatch off to a probe of its own, unless that is all that waits', async () => {
@@ -64,6 +63,12 @@ describe('domain batcher', () => {
     expect(probes.map((p) => p.items.length)).toEqual([4]);
     void batcher.submit('b.test', items('v', 7));
     expect(probes.slice(1).map((p) => p.items.length)).toEqual([4, 3]);
+    void batcher.submit('c.test', items('w', 8));
+    void batcher.submit('c.test', items('x', 5));
+    probes.at(-1)!.finish();
+    await settle();
+    // 5 wait for two probes: 3 would be the share, but 4 is the least worth a round of its own.
+    expect(probes.at(-1)!.items).toHaveLength(4);
   });
 
   it('takes at most maxBatch items per probe', async () => {
