@@ -22,6 +22,9 @@
  *
  * --layout shuffled: the addresses in random (seeded) order, so a request spans ~100 domains (one small job each);
  * grouped: sorted by domain, so a request holds 2 domains of 50 addresses (two jobs, three sessions each).
+ * Before the clock starts, 1,000 addresses on 40 other domains and hosts (127.0.11.x) go through the same path, and
+ * the bench waits until their connections have closed: every process then runs warmed-up code, as a long-running
+ * deployment does, while the measured domains' DNS and catch-all facts, ownerships and sessions are still cold.
  * The verify service (`tsx bin/start.ts --role verify`) and the workers are child processes on a dedicated
  * database (agora_bench_verify, recreated) and a QUEUE_PREFIX per run. Needs PostgreSQL (BENCH_POSTGRES_URL,
  * default postgres://postgres@127.0.0.1:5432/postgres) and Redis (BENCH_REDIS_URL, default redis://127.0.0.1:6379).
@@ -63,6 +66,13 @@ const IDEAL_S =
   MX_CAP /
   1000;
 const hostIp = (i: number) => `127.0.10.${i + 1}`;
+// Warm-up on other domains and hosts before the clock starts, so that every process runs JIT-compiled code (as a
+// long-running deployment does) without warming the measured domains' caches or sessions.
+const WARM_DOMAINS = 40;
+const WARM_PER_DOMAIN = 25;
+const warmHostIp = (i: number) => `127.0.11.${i + 1}`;
+// Longer than the verifier's session linger (500 ms): the warm-up's connections are closed before the clock starts.
+const WARM_SETTLE_MS = 1500;
 const running = new Set<BenchChildren>();
 
 /** CPU time during the timed part, per role; "bench" is this process: the load, the mail world and DNS. */
@@ -107,24 +117,71 @@ function shuffled<T>(items: T[], seed: number): T[] {
   return out;
 }
 
+const inBatches = (list: string[]): string[][] =>
+  Array.from({ length: Math.ceil(list.length / BATCH) }, (_, b) => list.slice(b * BATCH, (b + 1) * BATCH));
+
+/** Sends the batches through POST /bulk-verify, `inflight` requests at a time, counting the results' status/reason. */
+async function postBatches(
+  base: string,
+  key: string,
+  batches: string[][],
+  inflight: number,
+  statuses: Map<string, number>,
+): Promise<void> {
+  let next = 0;
+  const deadline = AbortSignal.timeout(RUN_TIMEOUT_MS);
+  const lane = async () => {
+    while (next < batches.length) {
+      const batch = batches[next++]!;
+      const res = await fetch(`${base}/bulk-verify`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': key },
+        body: JSON.stringify({ emails: batch }),
+        signal: deadline,
+      });
+      const body = (await res.json()) as { data?: { status: string; reason: string }[]; message?: string };
+      if (!res.ok || !body.data) throw new Error(`bulk-verify ${res.status}: ${body.message}`);
+      for (const r of body.data)
+        statuses.set(`${r.status}/${r.reason}`, (statuses.get(`${r.status}/${r.reason}`) ?? 0) + 1);
+    }
+  };
+  await Promise.all(Array.from({ length: inflight }, lane));
+}
+
 async function main(): Promise<void> {
   const zone: Zone = {};
   for (let i = 0; i < DOMAINS; i++) {
     zone[`d${i}.bench.test`] = { MX: [{ preference: 10, exchange: `mx${i}.bench.test` }] };
     zone[`mx${i}.bench.test`] = { A: [hostIp(i)] };
   }
+  for (let i = 0; i < WARM_DOMAINS; i++) {
+    zone[`w${i}.bench.test`] = { MX: [{ preference: 10, exchange: `wmx${i}.bench.test` }] };
+    zone[`wmx${i}.bench.test`] = { A: [warmHostIp(i)] };
+  }
   const dns = await startDnsServer(zone);
   const hosts = Array.from({ length: DOMAINS }, (_, i) => hostIp(i));
+  const warmHosts = Array.from({ length: WARM_DOMAINS }, (_, i) => warmHostIp(i));
   // Mailboxes u<n> exist; the random local part of the catch-all probe (letters and digits) is refused.
-  const smtp = await startSlowSmtp(hosts, { delayMs: DELAY_MS, accepts: (a) => /^u\d+@/.test(a) });
+  const smtp = await startSlowSmtp([...hosts, ...warmHosts], {
+    delayMs: DELAY_MS,
+    accepts: (a) => /^u\d+@/.test(a),
+  });
+  const measured = () => hosts.map((h) => smtp.stats.get(h)!);
 
   const ordered = Array.from(
     { length: DOMAINS * PER_DOMAIN },
     (_, k) => `u${k % PER_DOMAIN}@d${Math.floor(k / PER_DOMAIN)}.bench.test`,
   );
   const addresses = LAYOUT === 'grouped' ? ordered : shuffled(ordered, 42);
-  const batches = Array.from({ length: addresses.length / BATCH }, (_, b) =>
-    addresses.slice(b * BATCH, (b + 1) * BATCH),
+  const batches = inBatches(addresses);
+  const warmBatches = inBatches(
+    shuffled(
+      Array.from(
+        { length: WARM_DOMAINS * WARM_PER_DOMAIN },
+        (_, k) => `u${k % WARM_PER_DOMAIN}@w${Math.floor(k / WARM_PER_DOMAIN)}.bench.test`,
+      ),
+      7,
+    ),
   );
 
   await recreateDatabase(DATABASE);
@@ -152,8 +209,6 @@ async function main(): Promise<void> {
   for (const workerCount of WORKER_COUNTS) {
     const prefix = `{agora-bench-verify-${workerCount}}`;
     await deleteKeys(prefix);
-    for (const s of smtp.stats.values())
-      Object.assign(s, { connections: 0, open: 0, maxOpen: 0, rcpts: 0, replies: 0 });
     const env = { ...benchEnv(databaseUrl, prefix), ...baseEnv };
     const children = new BenchChildren();
     running.add(children);
@@ -168,32 +223,20 @@ async function main(): Promise<void> {
     for (let w = 0; w < workerCount; w++) children.start('workers/main.ts', ['--queues', 'verify'], env);
     await waitForWorkers(prefix, workerCount);
 
+    await postBatches(base, key, warmBatches, warmBatches.length, new Map());
+    await new Promise((resolve) => setTimeout(resolve, WARM_SETTLE_MS));
+    for (const s of smtp.stats.values())
+      Object.assign(s, { connections: 0, open: 0, maxOpen: 0, rcpts: 0, replies: 0 });
+
     const statuses = new Map<string, number>();
-    let next = 0;
     const cpuBefore = cpuSnapshot();
     const started = performance.now();
-    const deadline = AbortSignal.timeout(RUN_TIMEOUT_MS);
-    const lane = async () => {
-      while (next < batches.length) {
-        const batch = batches[next++]!;
-        const res = await fetch(`${base}/bulk-verify`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-api-key': key },
-          body: JSON.stringify({ emails: batch }),
-          signal: deadline,
-        });
-        const body = (await res.json()) as { data?: { status: string; reason: string }[]; message?: string };
-        if (!res.ok || !body.data) throw new Error(`bulk-verify ${res.status}: ${body.message}`);
-        for (const r of body.data)
-          statuses.set(`${r.status}/${r.reason}`, (statuses.get(`${r.status}/${r.reason}`) ?? 0) + 1);
-      }
-    };
-    await Promise.all(Array.from({ length: INFLIGHT }, lane));
+    await postBatches(base, key, batches, INFLIGHT, statuses);
     const seconds = (performance.now() - started) / 1000;
     const cpu = cpuSecondsByRole(cpuBefore, cpuSnapshot(), roleOf);
     const cpuCell = CPU_ROLES.map((role) => (cpu.get(role) ?? 0).toFixed(1)).join(' / ');
 
-    const stats = [...smtp.stats.values()];
+    const stats = measured();
     const connections = stats.reduce((n, s) => n + s.connections, 0);
     const peak = Math.max(...stats.map((s) => s.maxOpen));
     const busyS = Math.max(...stats.map((s) => (s.replies * DELAY_MS) / MX_CAP)) / 1000;
