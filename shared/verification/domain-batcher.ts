@@ -10,8 +10,8 @@
  * items of a busy domain are spread over its connections rather than carried by one while the other idles (11
  * left: 6 now and 5 for the other probe when it ends, not 11 in a row). Taking too little costs only another
  * round on the connection just used; taking too much leaves a connection idle. An idle domain's arrivals are
- * spread over the free probes. A share is never smaller than `minBatch`
- * unless that is all there is: a few addresses are not worth another connection.
+ * spread over the free probes. A share is never smaller than `minBatch` unless that is all there is: a few
+ * addresses are not worth another connection.
  */
 
 /** An item waiting for a probe, with everyone who asked for it (equal items are probed once). */
