@@ -9,8 +9,8 @@ import { createCompletions, type Completions, type JobOutcome } from './completi
 
 export class InvalidPayloadError extends Error {}
 
-// Compiled once per job schema: every enqueue and every processed job is checked, and the interpreted check cost a
-// busy bulk-verify service a tenth of its CPU.
+// Compiled once per job schema: every enqueue and every processed job is checked, and the interpreted check was
+// ~8 % of a busy bulk-verify service's CPU.
 const validators = new WeakMap<TSchema, Validator>();
 
 export function validatePayload(queue: CatalogQueue, job: string, data: unknown): void {
