@@ -117,6 +117,29 @@ function shuffled<T>(items: T[], seed: number): T[] {
   return out;
 }
 
+/**
+ * `count` domains `<domain><i>.bench.test`, each with its own MX host `<mx><i>.bench.test` at `ipOf(i)`, and the
+ * mailboxes u0…u<perDomain − 1> on each: the zone, the hosts' addresses, and the mailboxes domain by domain.
+ */
+function benchDomains(
+  domain: string,
+  mx: string,
+  count: number,
+  perDomain: number,
+  ipOf: (i: number) => string,
+) {
+  const zone: Zone = {};
+  const hosts: string[] = [];
+  const addresses: string[] = [];
+  for (let i = 0; i < count; i++) {
+    zone[`${domain}${i}.bench.test`] = { MX: [{ preference: 10, exchange: `${mx}${i}.bench.test` }] };
+    zone[`${mx}${i}.bench.test`] = { A: [ipOf(i)] };
+    hosts.push(ipOf(i));
+    for (let u = 0; u < perDomain; u++) addresses.push(`u${u}@${domain}${i}.bench.test`);
+  }
+  return { zone, hosts, addresses };
+}
+
 const inBatches = (list: string[]): string[][] =>
   Array.from({ length: Math.ceil(list.length / BATCH) }, (_, b) => list.slice(b * BATCH, (b + 1) * BATCH));
 
@@ -149,40 +172,20 @@ async function postBatches(
 }
 
 async function main(): Promise<void> {
-  const zone: Zone = {};
-  for (let i = 0; i < DOMAINS; i++) {
-    zone[`d${i}.bench.test`] = { MX: [{ preference: 10, exchange: `mx${i}.bench.test` }] };
-    zone[`mx${i}.bench.test`] = { A: [hostIp(i)] };
-  }
-  for (let i = 0; i < WARM_DOMAINS; i++) {
-    zone[`w${i}.bench.test`] = { MX: [{ preference: 10, exchange: `wmx${i}.bench.test` }] };
-    zone[`wmx${i}.bench.test`] = { A: [warmHostIp(i)] };
-  }
-  const dns = await startDnsServer(zone);
-  const hosts = Array.from({ length: DOMAINS }, (_, i) => hostIp(i));
-  const warmHosts = Array.from({ length: WARM_DOMAINS }, (_, i) => warmHostIp(i));
+  const measuredWorld = benchDomains('d', 'mx', DOMAINS, PER_DOMAIN, hostIp);
+  const warmWorld = benchDomains('w', 'wmx', WARM_DOMAINS, WARM_PER_DOMAIN, warmHostIp);
+  const dns = await startDnsServer({ ...measuredWorld.zone, ...warmWorld.zone });
+  const hosts = measuredWorld.hosts;
   // Mailboxes u<n> exist; the random local part of the catch-all probe (letters and digits) is refused.
-  const smtp = await startSlowSmtp([...hosts, ...warmHosts], {
+  const smtp = await startSlowSmtp([...hosts, ...warmWorld.hosts], {
     delayMs: DELAY_MS,
     accepts: (a) => /^u\d+@/.test(a),
   });
   const measured = () => hosts.map((h) => smtp.stats.get(h)!);
 
-  const ordered = Array.from(
-    { length: DOMAINS * PER_DOMAIN },
-    (_, k) => `u${k % PER_DOMAIN}@d${Math.floor(k / PER_DOMAIN)}.bench.test`,
-  );
-  const addresses = LAYOUT === 'grouped' ? ordered : shuffled(ordered, 42);
+  const addresses = LAYOUT === 'grouped' ? measuredWorld.addresses : shuffled(measuredWorld.addresses, 42);
   const batches = inBatches(addresses);
-  const warmBatches = inBatches(
-    shuffled(
-      Array.from(
-        { length: WARM_DOMAINS * WARM_PER_DOMAIN },
-        (_, k) => `u${k % WARM_PER_DOMAIN}@w${Math.floor(k / WARM_PER_DOMAIN)}.bench.test`,
-      ),
-      7,
-    ),
-  );
+  const warmBatches = inBatches(shuffled(warmWorld.addresses, 7));
 
   await recreateDatabase(DATABASE);
   const port = await freePort();

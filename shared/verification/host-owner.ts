@@ -57,10 +57,10 @@ interface Awaited {
   abandon: () => void;
 }
 
-/** Work being collected for one owner, and who waits for each item's evidence (null: probe it yourself). */
+/** One item of work on its way out, and who waits for its evidence (null: probe it yourself). */
 interface Outgoing {
-  items: ForwardedWork[];
-  waiters: ((evidence: TargetEvidence[] | null) => void)[];
+  item: ForwardedWork;
+  answer: (evidence: TargetEvidence[] | null) => void;
 }
 
 export interface HostOwnerOptions {
@@ -95,16 +95,16 @@ export function createHostOwner(opts: HostOwnerOptions) {
   const key = (name: string): string => `${opts.keyPrefix}${name}`;
   // Envelopes sent and awaiting their evidence, by id.
   const pending = new Map<string, Awaited>();
-  // Work for one owner that reaches `run` in the current event-loop turn: it leaves as one envelope.
-  const outgoing = new Map<string, Outgoing>();
   // Who owns a host, as last claimed or read, and until when that answer is used without asking Redis.
   const known = new Map<string, { owner: string; until: number }>();
   const claiming = new Map<string, Promise<string>>();
   let heartbeat: NodeJS.Timeout | null = null;
   let closed = false;
 
-  // Reports for one requester leave together once per event-loop turn: an owner's probes of several requesters'
-  // work often end in the same turn.
+  // Work for one owner leaves as one envelope per event-loop turn (a job's domains reach `run` together), and
+  // reports for one requester leave together too (an owner's probes of several requesters' work often end in the
+  // same turn).
+  const sendWork = perTurn<Outgoing>(send);
   const sendReports = perTurn<Report>(async (requester, reports) => {
     await opts.redis.publish(key(`mx-reply:${requester}`), JSON.stringify(reports));
   });
@@ -214,34 +214,17 @@ export function createHostOwner(opts: HostOwnerOptions) {
     return claim;
   }
 
-  /**
-   * The owner's evidence, or null when it is gone or too slow (the caller then probes by itself). A job's domains
-   * reach this together, so the work for one owner within one event-loop turn is sent as one envelope.
-   */
+  /** The owner's evidence, or null when it is gone or too slow (the caller then probes by itself). */
   function forward(owner: string, host: string, work: DomainWork): Promise<TargetEvidence[] | null> {
-    let batch = outgoing.get(owner);
-    if (!batch) {
-      const fresh: Outgoing = { items: [], waiters: [] };
-      outgoing.set(owner, fresh);
-      setImmediate(() => {
-        outgoing.delete(owner);
-        void send(owner, fresh.items, fresh.waiters);
-      });
-      batch = fresh;
-    }
-    const { items, waiters } = batch;
-    return new Promise((resolve) => {
-      items.push({ ...work, host });
-      waiters.push(resolve);
-    });
+    return new Promise((answer) => void sendWork(owner, { item: { ...work, host }, answer }));
   }
 
   /** Sends one envelope; each item's waiter gets its evidence as it arrives, or null when no more will come. */
-  async function send(owner: string, items: ForwardedWork[], waiters: Outgoing['waiters']): Promise<void> {
+  async function send(owner: string, outgoing: Outgoing[]): Promise<void> {
     const id = randomUUID();
-    const raw = JSON.stringify({ id, from: me, items } satisfies Envelope);
-    const answered = waiters.map(() => false);
-    let left = items.length;
+    const raw = JSON.stringify({ id, from: me, items: outgoing.map((o) => o.item) } satisfies Envelope);
+    const answered = outgoing.map(() => false);
+    let left = outgoing.length;
     let stopWaiting: () => void = () => {};
     const allAnswered = new Promise<void>((resolve) => (stopWaiting = resolve));
     pending.set(id, {
@@ -249,7 +232,7 @@ export function createHostOwner(opts: HostOwnerOptions) {
       settle: (index, evidence) => {
         if (answered[index] !== false) return;
         answered[index] = true;
-        waiters[index]!(evidence);
+        outgoing[index]!.answer(evidence);
         if (--left === 0) stopWaiting();
       },
       abandon: () => stopWaiting(),
@@ -273,7 +256,7 @@ export function createHostOwner(opts: HostOwnerOptions) {
     } finally {
       clearTimeout(timer);
       pending.delete(id);
-      waiters.forEach((waiter, k) => answered[k] || waiter(null));
+      outgoing.forEach((o, k) => answered[k] || o.answer(null));
     }
   }
 

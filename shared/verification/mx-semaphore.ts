@@ -13,9 +13,10 @@ import type { Subscriptions } from './subscriptions.js';
  * and is swept on the next acquire: no connection slot leaks forever.
  *
  * A waiter retries when a release is announced on a pub/sub channel (the verifier's subscriber
- * connection, see subscriptions.ts), so a freed slot is taken within a round trip instead of at the next poll; polling with backoff stays as the fallback for
- * slots that expire and messages lost while the subscriber reconnects. A waiter also announces that it wants the host, so that a process
- * keeping an idle connection to it for later (the session pool) gives the slot up now.
+ * connection, see subscriptions.ts), so a freed slot is taken within a round trip instead of at the
+ * next poll; polling with backoff stays as the fallback for slots that expire and messages lost while
+ * the subscriber reconnects. A waiter also announces that it wants the host, so that a process keeping
+ * an idle connection to it for later (the session pool) gives the slot up now.
  */
 
 const ACQUIRE = `

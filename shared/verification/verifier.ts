@@ -122,8 +122,13 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     const results: VerificationResult[] = new Array<VerificationResult>(emails.length);
     const byDomain = new Map<string, number[]>();
     parsed.forEach((p, i) => {
-      if (!p.ok) results[i] = badSyntax(p, started);
-      else byDomain.set(p.domain, [...(byDomain.get(p.domain) ?? []), i]);
+      if (!p.ok) {
+        results[i] = badSyntax(p, started);
+        return;
+      }
+      const indexes = byDomain.get(p.domain);
+      if (indexes) indexes.push(i);
+      else byDomain.set(p.domain, [i]);
     });
     await Promise.all(
       [...byDomain].map(async ([domain, indexes]) => {
@@ -149,7 +154,6 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     const dns = await resolver.lookup(domain); // a local cache hit: the requester has just looked it up
     if (dns.kind !== 'mx' && dns.kind !== 'implicit')
       return targets.map(() => ({ outcome: null, catchAll: null }));
-    const unique = [...new Map(targets.map((t) => [t.address, t])).values()];
     const knownCatchAll = await catchAllFacts.get(catchAllKey(domain));
     // One probe at a time tests an unknown domain for catch-all; the others meanwhile take its verdict.
     const othersTest = knownCatchAll === null ? catchAllTests.get(domain) : undefined;
@@ -158,7 +162,8 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     let announce: (verdict: boolean | null) => void = () => {};
     if (testHere) catchAllTests.set(domain, new Promise((resolve) => (announce = resolve)));
     try {
-      const report = await probeDomain(dns.hosts, unique, testHere ? randomAddress(domain) : null, {
+      // The batcher hands out each waiting address once, so the targets are distinct.
+      const report = await probeDomain(dns.hosts, targets, testHere ? randomAddress(domain) : null, {
         ...opts,
         pool,
       });
@@ -170,7 +175,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
       opts.logger?.debug(
         {
           domain,
-          addresses: unique.length,
+          addresses: targets.length,
           sessions: report.sessions,
           catchAll: othersTest ? 'pending' : verdict,
         },

@@ -2,17 +2,18 @@ import { createVerifier } from '../../shared/verification/index.js';
 import { verifierOptionsFrom } from '../../shared/verification/service.js';
 import type { ProcessorFactory } from '../types.js';
 
+/** Time left for a job's answer to travel back (Redis stream → the waiting request) before the deadline. */
+const ANSWER_MARGIN_MS = 250;
+
 /**
- * The verify queue. One verifier per worker process, created here: it holds no SMTP sockets between jobs
- * (concurrent jobs of one domain share its probes), and the per-MX connection cap and pacing live in Redis, so any number of these processes probe side by side without
- * exceeding VERIFY_MX_CONCURRENCY connections to one mail host.
+ * The verify queue. One verifier per worker process, created here: the per-MX connection cap and pacing live in
+ * Redis, and each MX host is probed by one process at a time (host-owner.ts), so any number of these processes
+ * probe side by side without exceeding VERIFY_MX_CONCURRENCY connections to one mail host. close() says goodbye
+ * to the SMTP sessions it keeps for the next probe of a host.
  *
  * Concurrency is VERIFY_WORKER_CONCURRENCY (16): a job mostly waits on DNS, SMTP replies and MX slots, so many
  * overlap on one core; the per-MX cap, not this number, is what protects the remote servers.
  */
-/** Time left for a job's answer to travel back (Redis stream → the waiting request) before the deadline. */
-const ANSWER_MARGIN_MS = 250;
-
 export const verifyProcessor: ProcessorFactory<'verify'> = (deps) => {
   const log = deps.logger.child({ component: 'verify' });
   const verifier = createVerifier(verifierOptionsFrom(deps.config, deps.redis, log));
