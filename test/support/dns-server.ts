@@ -33,10 +33,17 @@ export const mailDomain = (domain: string, ip: string): Zone => ({
   [`mx.${domain}`]: { A: [ip] },
 });
 
+export interface DnsServerOptions {
+  /** Holds every UDP answer this long, ms, as a distant resolver would. */
+  answerDelayMs?: number;
+}
+
 export interface DnsServer {
   /** `host:port` for VerifierOptions.dnsServers. */
   endpoint: string;
   queries: Array<{ name: string; type: string }>;
+  /** The most UDP queries received and not yet answered at one time. */
+  maxUnanswered(): number;
   setZone(zone: Zone): void;
   close(): Promise<void>;
 }
@@ -44,7 +51,11 @@ export interface DnsServer {
 const RCODE = { NOERROR: 0, SERVFAIL: 2, NXDOMAIN: 3, REFUSED: 5 } as const;
 const FLAGS = dnsPacket.AUTHORITATIVE_ANSWER | dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE;
 
-export async function startDnsServer(initial: Zone, host = '127.0.0.1'): Promise<DnsServer> {
+export async function startDnsServer(
+  initial: Zone,
+  host = '127.0.0.1',
+  { answerDelayMs = 0 }: DnsServerOptions = {},
+): Promise<DnsServer> {
   let zone = normalise(initial);
   const queries: DnsServer['queries'] = [];
 
@@ -99,9 +110,17 @@ export async function startDnsServer(initial: Zone, host = '127.0.0.1'): Promise
   // A real resolver is never the slow side of a probe: a deep receive queue keeps a burst of queries from being
   // dropped while the test process is busy (the kernel caps it at net.core.rmem_max).
   const udp = dgram.createSocket({ type: 'udp4', recvBufferSize: 4 * 1024 * 1024 });
+  let unanswered = 0;
+  let maxUnanswered = 0;
   udp.on('message', (msg, rinfo) => {
     const reply = safeAnswer(answer, msg);
-    if (reply) udp.send(reply, rinfo.port, rinfo.address);
+    if (!reply) return;
+    if (answerDelayMs === 0) return udp.send(reply, rinfo.port, rinfo.address);
+    maxUnanswered = Math.max(maxUnanswered, ++unanswered);
+    setTimeout(() => {
+      unanswered--;
+      udp.send(reply, rinfo.port, rinfo.address);
+    }, answerDelayMs);
   });
   await new Promise<void>((resolve) => udp.bind(0, host, resolve));
   const port = udp.address().port;
@@ -129,6 +148,7 @@ export async function startDnsServer(initial: Zone, host = '127.0.0.1'): Promise
   return {
     endpoint: `${host}:${port}`,
     queries,
+    maxUnanswered: () => maxUnanswered,
     setZone: (next) => {
       zone = normalise(next);
     },

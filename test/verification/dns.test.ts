@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMailHostResolver } from '../../shared/verification/dns.js';
-import { startDnsServer, type DnsServer } from '../support/dns-server.js';
+import { createMailHostResolver, MAX_QUERIES_IN_FLIGHT } from '../../shared/verification/dns.js';
+import { mailDomain, startDnsServer, type DnsServer, type Zone } from '../support/dns-server.js';
 import { freshPrefix, testRedis } from './helpers.js';
 
 let dns: DnsServer;
@@ -33,7 +33,14 @@ afterAll(async () => {
 });
 
 const resolverFor = (prefix: string, cacheMaxTtlSec = 3600) =>
-  createMailHostResolver({ dnsServers: [dns.endpoint], dnsTimeoutMs: 300, dnsTries: 1, redis: store.redis, keyPrefix: prefix, cacheMaxTtlSec });
+  createMailHostResolver({
+    dnsServers: [dns.endpoint],
+    dnsTimeoutMs: 300,
+    dnsTries: 1,
+    redis: store.redis,
+    keyPrefix: prefix,
+    cacheMaxTtlSec,
+  });
 
 describe('mail host lookup', () => {
   it('orders MX hosts by preference, normalises names and resolves A and AAAA', async () => {
@@ -72,7 +79,10 @@ describe('mail host lookup', () => {
 
   it('does not cache an answer whose MX addresses failed transiently', async () => {
     const prefix = freshPrefix(store.prefix);
-    expect(await resolverFor(prefix).lookup('flaky.test')).toEqual({ kind: 'mx', hosts: [{ host: 'mx.flaky.test', priority: 1, addresses: [] }] });
+    expect(await resolverFor(prefix).lookup('flaky.test')).toEqual({
+      kind: 'mx',
+      hosts: [{ host: 'mx.flaky.test', priority: 1, addresses: [] }],
+    });
     expect(await store.redis.exists(`${prefix}dns:flaky.test`)).toBe(0);
   });
 
@@ -80,5 +90,35 @@ describe('mail host lookup', () => {
     const resolver = resolverFor(freshPrefix(store.prefix));
     expect(await resolver.lookup('refused.test')).toMatchObject({ kind: 'error', error: 'refused' });
     expect(await resolver.lookup('absent.test')).toEqual({ kind: 'nxdomain' });
+  });
+
+  it('keeps a bulk of cold domains to a bounded number of queries in flight, and answers them all', async () => {
+    // c-ares reads every answer from one socket with the OS's default receive buffer: a burst of hundreds of
+    // answers overflows it. 150 domains are 450 queries (MX, then A and AAAA of the MX host).
+    const zone: Zone = {};
+    for (let i = 0; i < 150; i++)
+      Object.assign(zone, mailDomain(`bulk${i}.test`, `192.0.2.${(i % 250) + 1}`));
+    const slow = await startDnsServer(zone, '127.0.0.1', { answerDelayMs: 20 });
+    try {
+      const resolver = createMailHostResolver({
+        dnsServers: [slow.endpoint],
+        dnsTimeoutMs: 2000,
+        dnsTries: 1,
+        redis: store.redis,
+        keyPrefix: freshPrefix(store.prefix),
+        cacheMaxTtlSec: 3600,
+      });
+      const results = await Promise.all(
+        Object.keys(zone)
+          .filter((n) => n.startsWith('bulk'))
+          .map((d) => resolver.lookup(d)),
+      );
+      expect(results.map((r) => r.kind)).toEqual(Array(150).fill('mx'));
+      expect(slow.queries).toHaveLength(450);
+      expect(slow.maxUnanswered()).toBeLessThanOrEqual(MAX_QUERIES_IN_FLIGHT);
+      expect(slow.maxUnanswered()).toBeGreaterThan(MAX_QUERIES_IN_FLIGHT / 2); // still in parallel
+    } finally {
+      await slow.close();
+    }
   });
 });
