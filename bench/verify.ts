@@ -14,17 +14,22 @@
  * - busy bound: the replies each host actually sent: max over hosts of replies × delay / cap (how well the
  *   connection slots were kept busy with the commands we chose to send).
  *
- *   npx tsx bench/verify.ts [--workers 1,2,4] [--delay 50] [--inflight 100] [--concurrency 1000] [--layout shuffled]
+ *   npx tsx bench/verify.ts [--workers 1,2,4] [--delay 50] [--inflight 100] [--concurrency N] [--layout shuffled]
+ *                           [--warmup 3]
  *
- * By default every request is sent at once (--inflight 100: the whole 10,000 addresses, as the bounds assume) and a
- * worker takes every job it is given (--concurrency 1000: a job mostly waits, and the bound assumes no queueing in
- * front of the probes). `--inflight 8 --concurrency 100` is a client that trickles its list in.
+ * By default every request is sent at once (--inflight 100: the whole 10,000 addresses, as the bounds assume) and
+ * each worker runs the deployment's default number of jobs at once (VERIFY_WORKER_CONCURRENCY; --concurrency sets
+ * another). `--concurrency 1000` lets one worker take every job at once; `--inflight 8` is a client that trickles its
+ * list in.
  *
  * --layout shuffled: the addresses in random (seeded) order, so a request spans ~100 domains (one small job each);
  * grouped: sorted by domain, so a request holds 2 domains of 50 addresses (two jobs, three sessions each).
- * Before the clock starts, 1,000 addresses on 40 other domains and hosts (127.0.11.x) go through the same path, and
- * the bench waits until their connections have closed: every process then runs warmed-up code, as a long-running
- * deployment does, while the measured domains' DNS and catch-all facts, ownerships and sessions are still cold.
+ * Before the clock starts, --warmup rounds as big as the measured run (10,000 addresses on 200 other domains each,
+ * on 200 other hosts, 127.0.11.x) go through the same path, and the bench waits until their connections have
+ * closed: every process then runs JIT-compiled code, as a long-running deployment does, while the measured domains'
+ * DNS and catch-all facts, ownerships and sessions are still cold. A smaller warm-up leaves V8 compiling the
+ * per-connection code during the measured run, in every worker process: a cost that grows with the process count
+ * and that a long-running deployment does not pay.
  * The verify service (`tsx bin/start.ts --role verify`) and the workers are child processes on a dedicated
  * database (agora_bench_verify, recreated) and a QUEUE_PREFIX per run. Needs PostgreSQL (BENCH_POSTGRES_URL,
  * default postgres://postgres@127.0.0.1:5432/postgres) and Redis (BENCH_REDIS_URL, default redis://127.0.0.1:6379).
@@ -32,6 +37,7 @@
 import os from 'node:os';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
+import { loadConfig } from '../shared/config.js';
 import { startDnsServer, type Zone } from '../test/support/dns-server.js';
 import { startSlowSmtp } from '../test/verify-service/slow-smtp.js';
 import { parseBenchArgs } from './lib/args.js';
@@ -41,11 +47,13 @@ import { BenchChildren, benchEnv, freePort, runScript, waitFor } from './lib/pro
 import { deleteKeys, REDIS_URL } from './lib/redis.js';
 
 const args = parseBenchArgs(
-  { delay: [50, 0, 1000], inflight: [100, 1, 100], concurrency: [1000, 1, 1000] },
+  { delay: [50, 0, 1000], inflight: [100, 1, 100], concurrency: [0, 0, 1000], warmup: [3, 0, 10] },
   { workers: '1,2,4', layout: 'shuffled' },
 );
 const WORKER_COUNTS = args.workers.split(',').map((n) => Math.min(Math.max(Number(n), 1), 8));
-const { delay: DELAY_MS, inflight: INFLIGHT, concurrency: CONCURRENCY } = args;
+const { delay: DELAY_MS, inflight: INFLIGHT, warmup: WARMUP_ROUNDS } = args;
+// 0: the deployment's default VERIFY_WORKER_CONCURRENCY.
+const CONCURRENCY = args.concurrency || loadConfig({}).verify.workerConcurrency;
 const LAYOUT = args.layout === 'grouped' ? 'grouped' : 'shuffled';
 
 const DOMAINS = 200;
@@ -66,10 +74,9 @@ const IDEAL_S =
   MX_CAP /
   1000;
 const hostIp = (i: number) => `127.0.10.${i + 1}`;
-// Warm-up on other domains and hosts before the clock starts, so that every process runs JIT-compiled code (as a
-// long-running deployment does) without warming the measured domains' caches or sessions.
-const WARM_DOMAINS = 40;
-const WARM_PER_DOMAIN = 25;
+// Warm-up rounds on other domains and hosts before the clock starts, each as big as the measured run, so that every
+// process runs JIT-compiled code (as a long-running deployment does) without warming the measured domains' caches
+// or sessions. Each round has domains of its own (cold DNS and catch-all facts) on the same warm-up hosts.
 const warmHostIp = (i: number) => `127.0.11.${i + 1}`;
 // Longer than the verifier's session linger (500 ms): the warm-up's connections are closed before the clock starts.
 const WARM_SETTLE_MS = 1500;
@@ -173,11 +180,13 @@ async function postBatches(
 
 async function main(): Promise<void> {
   const measuredWorld = benchDomains('d', 'mx', DOMAINS, PER_DOMAIN, hostIp);
-  const warmWorld = benchDomains('w', 'wmx', WARM_DOMAINS, WARM_PER_DOMAIN, warmHostIp);
-  const dns = await startDnsServer({ ...measuredWorld.zone, ...warmWorld.zone });
+  const warmWorlds = Array.from({ length: WARMUP_ROUNDS }, (_, r) =>
+    benchDomains(`w${r}-`, 'wmx', DOMAINS, PER_DOMAIN, warmHostIp),
+  );
+  const dns = await startDnsServer(Object.assign({}, measuredWorld.zone, ...warmWorlds.map((w) => w.zone)));
   const hosts = measuredWorld.hosts;
   // Mailboxes u<n> exist; the random local part of the catch-all probe (letters and digits) is refused.
-  const smtp = await startSlowSmtp([...hosts, ...warmWorld.hosts], {
+  const smtp = await startSlowSmtp([...hosts, ...(warmWorlds[0]?.hosts ?? [])], {
     delayMs: DELAY_MS,
     accepts: (a) => /^u\d+@/.test(a),
   });
@@ -185,7 +194,7 @@ async function main(): Promise<void> {
 
   const addresses = LAYOUT === 'grouped' ? measuredWorld.addresses : shuffled(measuredWorld.addresses, 42);
   const batches = inBatches(addresses);
-  const warmBatches = inBatches(shuffled(warmWorld.addresses, 7));
+  const warmRounds = warmWorlds.map((w, r) => inBatches(shuffled(w.addresses, 7 + r)));
 
   await recreateDatabase(DATABASE);
   const port = await freePort();
@@ -226,8 +235,8 @@ async function main(): Promise<void> {
     for (let w = 0; w < workerCount; w++) children.start('workers/main.ts', ['--queues', 'verify'], env);
     await waitForWorkers(prefix, workerCount);
 
-    await postBatches(base, key, warmBatches, warmBatches.length, new Map());
-    await new Promise((resolve) => setTimeout(resolve, WARM_SETTLE_MS));
+    for (const round of warmRounds) await postBatches(base, key, round, INFLIGHT, new Map());
+    if (warmRounds.length > 0) await new Promise((resolve) => setTimeout(resolve, WARM_SETTLE_MS));
     for (const s of smtp.stats.values())
       Object.assign(s, { connections: 0, open: 0, maxOpen: 0, rcpts: 0, replies: 0 });
 

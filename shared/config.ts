@@ -177,7 +177,9 @@ export function loadConfig(env: Env = process.env) {
       mxConcurrency: r.int('VERIFY_MX_CONCURRENCY', 2, 1, 100),
       maxRcptPerSession: r.int('VERIFY_MAX_RCPT_PER_SESSION', 20, 1, 100),
       bulkDeadlineMs: r.int('VERIFY_BULK_DEADLINE_MS', 60_000, 100, 600_000),
-      workerConcurrency: r.int('VERIFY_WORKER_CONCURRENCY', 16, 1, 1000),
+      // Jobs one worker process runs at once (≤ 25 addresses each, mostly waiting on replies): bench/verify.ts
+      // measured 16, 32 and 64 (docs/benchmarks.md, "Verification").
+      workerConcurrency: r.int('VERIFY_WORKER_CONCURRENCY', 32, 1, 1000),
       // Minimum gap between two connection opens to one MX host, across all workers (0: none).
       mxPacingMs: r.int('VERIFY_MX_PACING_MS', 100, 0, 60_000),
     },

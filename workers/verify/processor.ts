@@ -11,7 +11,7 @@ const ANSWER_MARGIN_MS = 250;
  * probe side by side without exceeding VERIFY_MX_CONCURRENCY connections to one mail host. close() says goodbye
  * to the SMTP sessions it keeps for the next probe of a host.
  *
- * Concurrency is VERIFY_WORKER_CONCURRENCY (16): a job mostly waits on DNS, SMTP replies and MX slots, so many
+ * Concurrency is VERIFY_WORKER_CONCURRENCY (32): a job mostly waits on DNS, SMTP replies and MX slots, so many
  * overlap on one core; the per-MX cap, not this number, is what protects the remote servers.
  */
 export const verifyProcessor: ProcessorFactory<'verify'> = (deps) => {
