@@ -92,6 +92,9 @@ export function createSessionPool(opts: SessionPoolOptions) {
    * stream of "wanted" announcements cannot keep it open.
    */
   function park(entry: Entry, ms: number): void {
+    // Parked already, to retire no later: its timer is left alone, so that a burst of announcements (a backlog
+    // read at once from a loaded Redis connection) cannot keep re-arming it.
+    if (entry.retireAt !== undefined && entry.retireAt <= Date.now() + ms) return;
     const retireAt = Math.min(entry.retireAt ?? Infinity, Date.now() + ms);
     unpark(entry);
     const takers = waiting.get(entry.host);
