@@ -1,5 +1,5 @@
 /**
- * Real data for the AI tests: the beer.stackexchange.com excerpt in ../shared/datasets, read
+ * Real data for the AI tests: the beer.stackexchange.com excerpt in data/stackexchange-beer, read
  * once per test file. The retrieval below is a test double for the PostgreSQL full-text search the
  * Q&A service injects (a word-overlap ranking over the same real posts), not a mock of the engine.
  */
