@@ -20,7 +20,7 @@ export function configOrExit(): Config {
 export async function bootRuntime(
   config: Config,
   logger: Logger,
-  options: { migrate?: boolean; startRedis?: boolean } = {},
+  options: { migrate?: boolean; startRedis?: boolean; service?: boolean } = {},
 ): Promise<{ runtime: Runtime; redis: EnsuredRedis }> {
   let redis: EnsuredRedis;
   try {
@@ -31,7 +31,10 @@ export async function bootRuntime(
     process.stderr.write(`\n${(err as Error).message}\n\n`);
     process.exit(3);
   }
-  const runtime = await openRuntime(config, logger, redis.url, { migrate: options.migrate });
+  const runtime = await openRuntime(config, logger, redis.url, {
+    migrate: options.migrate,
+    service: options.service,
+  });
   return { runtime, redis };
 }
 

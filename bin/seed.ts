@@ -44,8 +44,7 @@ async function main() {
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
     await migrateDatabase(database);
-    const where =
-      database.kind === 'postgres' ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`;
+    const where = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`;
     process.stdout.write(`Seeding ${questions} questions into ${where}…\n`);
     const s = await seedDatabase(database, { questions, seed, reset: values.reset });
     process.stdout.write(

@@ -22,7 +22,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     throw new Error(`--role must be all, qa, verify or workers`);
   const config = configOrExit();
   const logger = createLogger(config.logLevel, `agora-${role}`);
-  const { runtime, redis } = await bootRuntime(config, logger, { migrate: true, startRedis: true });
+  const { runtime, redis } = await bootRuntime(config, logger, { migrate: true, startRedis: true, service: true });
   logger.info({ database: runtime.database.kind, redis: redactUrl(redis.url) }, 'runtime ready');
 
   const servers: { close(): Promise<void> }[] = [];

@@ -22,9 +22,13 @@ export async function openRuntime(
   config: Config,
   logger: Logger,
   redisUrl: string,
-  options: { migrate?: boolean } = {},
+  options: { migrate?: boolean; service?: boolean } = {},
 ): Promise<Runtime> {
-  const target = { databaseUrl: config.databaseUrl, dataDir: config.dataDir };
+  const target = {
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    embeddedRole: options.service ? ('service' as const) : ('tool' as const),
+  };
   const migrate = options.migrate ?? true;
   // Migrations may rebuild indexes of large tables: on a server they run on a connection of their own, without
   // the statement timeout that protects requests. PGlite is in-process and has no such timeout.

@@ -1,6 +1,13 @@
 import { mkdirSync } from 'node:fs';
-import type { SQL } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import {
+  claimOwnership,
+  readOwner,
+  releaseOwnership,
+  serveEmbedded,
+  type EmbeddedOwner,
+} from './embedded-server.js';
 import * as schema from './schema/index.js';
 
 export type Schema = typeof schema;
@@ -30,6 +37,11 @@ export interface Database {
 export interface DatabaseOptions {
   databaseUrl?: string;
   dataDir: string;
+  /**
+   * Who opens the embedded database: a long-running service waits for a command-line tool that owns it to finish,
+   * then owns it; a tool uses whichever process owns it (embedded-server.ts). Default: tool.
+   */
+  embeddedRole?: EmbeddedOwner['kind'];
   maxConnections?: number;
   /** PostgreSQL's statement_timeout for every connection; 0 or absent: none (bulk loaders, migrations). */
   statementTimeoutMs?: number;
@@ -41,14 +53,24 @@ const rowsOf = <T>(result: RawResult): T[] => (Array.isArray(result) ? result : 
 /** PostgreSQL when DATABASE_URL is set; otherwise an embedded PGlite in dataDir, so `npm start` needs no server. */
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   return options.databaseUrl
-    ? openPostgres(options.databaseUrl, options.maxConnections ?? 10, options.statementTimeoutMs ?? 0)
-    : openPglite(options.dataDir);
+    ? openPostgres(
+        { url: options.databaseUrl },
+        options.maxConnections ?? 10,
+        options.statementTimeoutMs ?? 0,
+      )
+    : openEmbedded(options.dataDir, options.embeddedRole ?? 'tool', options.maxConnections ?? 4);
 }
 
-async function openPostgres(url: string, max: number, statementTimeoutMs: number): Promise<Database> {
+type PostgresTarget = { url: string } | { socket: string };
+
+async function openPostgres(
+  target: PostgresTarget,
+  max: number,
+  statementTimeoutMs: number,
+): Promise<Database> {
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
-  const client = postgres(url, {
+  const options = {
     max,
     onnotice: () => {},
     connect_timeout: 10,
@@ -58,7 +80,13 @@ async function openPostgres(url: string, max: number, statementTimeoutMs: number
     types: {
       bigint: { to: 20, from: [20], serialize: (v: number) => String(v), parse: (v: string) => Number(v) },
     },
-  });
+  };
+  // The embedded database's socket leads to one shared PGlite session: statements stay unnamed, so that the
+  // connections of several processes never collide on a prepared statement's name.
+  const client =
+    'url' in target
+      ? postgres(target.url, options)
+      : postgres({ ...options, path: target.socket, user: 'postgres', database: 'postgres', prepare: false });
   const db = drizzle(client, { schema }) as unknown as Db;
   return {
     db,
@@ -94,12 +122,52 @@ async function openPostgres(url: string, max: number, statementTimeoutMs: number
   };
 }
 
-async function openPglite(dataDir: string): Promise<Database> {
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The embedded database: this process owns dataDir's PGlite and serves it to others, or it reaches the owner's
+ * PGlite through its socket. A service waits while a command-line tool owns it, so that the service, which
+ * outlives tools, ends up the owner.
+ */
+async function openEmbedded(dataDir: string, role: EmbeddedOwner['kind'], max: number): Promise<Database> {
+  mkdirSync(dataDir, { recursive: true });
+  let told = false;
+  for (;;) {
+    if (claimOwnership(dataDir, role)) {
+      try {
+        return await openPglite(dataDir, role);
+      } catch (err) {
+        releaseOwnership(dataDir);
+        throw err;
+      }
+    }
+    const owner = readOwner(dataDir);
+    if (owner === undefined) continue;
+    if (owner !== 'starting' && !(role === 'service' && owner.kind === 'tool')) {
+      const database = await openPostgres({ socket: owner.socket }, max, 0);
+      try {
+        await database.query(sql`SELECT 1`);
+        return database;
+      } catch {
+        // The owner is closing or not yet listening: ask again.
+        await database.close();
+      }
+    } else if (!told && owner !== 'starting') {
+      told = true;
+      process.stderr.write(
+        `The embedded database in ${dataDir} is in use by process ${owner.pid} (a command); waiting for it to finish.\n`,
+      );
+    }
+    await sleep(200);
+  }
+}
+
+async function openPglite(dataDir: string, role: EmbeddedOwner['kind']): Promise<Database> {
   const { PGlite } = await import('@electric-sql/pglite');
   const { pg_trgm } = await import('@electric-sql/pglite/contrib/pg_trgm');
   const { drizzle } = await import('drizzle-orm/pglite');
-  mkdirSync(dataDir, { recursive: true });
   const client = await PGlite.create(dataDir, { extensions: { pg_trgm } });
+  const server = await serveEmbedded(client, dataDir, role);
   const db = drizzle(client, { schema }) as unknown as Db;
   return {
     db,
@@ -113,6 +181,9 @@ async function openPglite(dataDir: string): Promise<Database> {
       onListen();
       return () => unlisten();
     },
-    close: () => client.close(),
+    async close() {
+      await server.close();
+      await client.close();
+    },
   };
 }
