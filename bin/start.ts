@@ -5,7 +5,24 @@ import { buildVerifyApp } from '../services/verify/app.js';
 import { createLogger, redactUrl } from '../shared/logger.js';
 import { startWorkerMetrics } from '../workers/metrics-server.js';
 import { startWorkerPool, type WorkerPool } from '../workers/pool.js';
+import { loadDemoDataIfEmpty } from '../shared/demo/first-start.js';
+import type { Config } from '../shared/config.js';
 import { bootRuntime, configOrExit } from './process.js';
+
+/** The addresses a newcomer looks for once a role is up, printed with the 'ready' line. */
+function whereThingsAre(config: Config, role: string): Record<string, string> {
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  const qa = `http://${host}:${config.qaPort}`;
+  const verify = `http://${host}:${config.verifyPort}`;
+  const where: Record<string, string> = {};
+  if (role === 'all' || role === 'qa') {
+    where.api = `${qa}/api/questions`;
+    where.docs = `${qa}/api/docs`;
+    where.admin = config.adminToken ? `${qa}/admin` : 'off (set ADMIN_TOKEN)';
+  }
+  if (role === 'all' || role === 'verify') where.verification = `${verify}/verify`;
+  return where;
+}
 
 /**
  * One entry point for every role. `npm start` runs both services and every worker in one process (the local
@@ -22,8 +39,13 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
     throw new Error(`--role must be all, qa, verify or workers`);
   const config = configOrExit();
   const logger = createLogger(config.logLevel, `agora-${role}`);
-  const { runtime, redis } = await bootRuntime(config, logger, { migrate: true, startRedis: true, service: true });
+  const { runtime, redis } = await bootRuntime(config, logger, {
+    migrate: true,
+    startRedis: true,
+    service: true,
+  });
   logger.info({ database: runtime.database.kind, redis: redactUrl(redis.url) }, 'runtime ready');
+  if (role === 'all' || role === 'qa') await loadDemoDataIfEmpty(config, runtime.database, logger);
 
   const servers: { close(): Promise<void> }[] = [];
   let pool: WorkerPool | undefined;
@@ -50,6 +72,8 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
       role === 'workers' ? await startWorkerMetrics(config, logger, runtime.queues, pool.queues) : undefined;
     if (metrics) servers.push(metrics);
   }
+
+  logger.info(whereThingsAre(config, role), 'ready');
 
   // Stop intake first (servers, then workers drain their running jobs), then close Redis and PostgreSQL.
   closeWithGrace({ delay: config.shutdownTimeoutMs + 2000 }, async ({ signal, err }) => {

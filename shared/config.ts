@@ -109,6 +109,8 @@ export function loadConfig(env: Env = process.env) {
     // A query that hangs must not hang its request: PostgreSQL cancels statements running longer (0 = no limit).
     databaseStatementTimeoutMs: r.int('DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),
     dataDir: path.resolve(r.string('DATA_DIR', '.data')),
+    // An empty embedded database gets the bundled beer.stackexchange.com dump on first start (never a server's).
+    demoData: r.bool('DEMO_DATA', true),
     redisUrl: r.url('REDIS_URL', ['redis:', 'rediss:']),
     // Hash-tagged so that every key of a queue lands in one Redis Cluster slot.
     queuePrefix: r.string('QUEUE_PREFIX', '{agora}'),

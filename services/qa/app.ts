@@ -4,6 +4,7 @@ import { createAuthenticator } from '../../shared/access/authenticate.js';
 import { readinessChecks } from '../../shared/runtime.js';
 import { authPlugin } from '../http/auth.js';
 import { healthRoutes } from '../http/health.js';
+import { registerHome } from '../http/home.js';
 import { metricsPlugin } from '../http/metrics.js';
 import { adminPlugin } from '../admin/plugin.js';
 import { rateLimitPlugin } from '../http/rate-limit.js';
@@ -42,6 +43,12 @@ export async function buildQaApp(deps: QaDeps) {
   });
   await app.register(healthRoutes, { checks: readinessChecks(deps) });
   await registerOpenApi(app);
+  registerHome(app, {
+    service: 'Agora Q&A',
+    description:
+      'A community question-and-answer API: public reads, writes with API keys, internal endpoints.',
+    links: { docs: '/api/docs', openapi: '/api/openapi.json', questions: '/api/questions', admin: '/admin' },
+  });
 
   await app.register(
     async (api) => {

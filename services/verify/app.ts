@@ -2,6 +2,7 @@ import { createAuthenticator } from '../../shared/access/authenticate.js';
 import { readinessChecks } from '../../shared/runtime.js';
 import { authPlugin } from '../http/auth.js';
 import { healthRoutes } from '../http/health.js';
+import { registerHome } from '../http/home.js';
 import { metricsPlugin } from '../http/metrics.js';
 import { rateLimitPlugin } from '../http/rate-limit.js';
 import { createHttpApp } from '../http/server.js';
@@ -13,10 +14,19 @@ import { selfCheckRoutes } from './self-check.js';
 export async function buildVerifyApp(deps: VerifyDeps) {
   const app = createHttpApp(deps.config, deps.logger);
   await app.register(metricsPlugin, { service: 'verify', queues: deps.queues });
-  await app.register(authPlugin, { authenticate: createAuthenticator(deps.database.db), header: 'x-api-key' });
+  await app.register(authPlugin, {
+    authenticate: createAuthenticator(deps.database.db),
+    header: 'x-api-key',
+  });
   // Per-key budgets; routes with config.rateLimitCost count each address of a batch.
   await app.register(rateLimitPlugin, { redis: deps.redis, config: deps.config, service: 'verify' });
   await app.register(healthRoutes, { checks: readinessChecks(deps) });
+  registerHome(app, {
+    service: 'Agora verification',
+    description:
+      'Checks whether email addresses are deliverable: POST /verify, POST /bulk-verify, with X-API-Key.',
+    links: { docs: '/docs', openapi: '/openapi.json' },
+  });
   await app.register(verifyRoutes, { deps });
   await app.register(selfCheckRoutes, { deps });
   return app;

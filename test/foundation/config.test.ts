@@ -39,13 +39,27 @@ describe('configuration', () => {
   it('lists every bad variable at once', () => {
     let error: unknown;
     try {
-      loadConfig({ QA_PORT: 'http', VERIFY_SMTP_PORT: '70000', DATABASE_URL: 'mysql://x', VERIFY_ALLOW_PRIVATE_MX: 'maybe', LOG_LEVEL: 'loud', WORKER_QUEUES: 'ping,nope' });
+      loadConfig({
+        QA_PORT: 'http',
+        VERIFY_SMTP_PORT: '70000',
+        DATABASE_URL: 'mysql://x',
+        VERIFY_ALLOW_PRIVATE_MX: 'maybe',
+        LOG_LEVEL: 'loud',
+        WORKER_QUEUES: 'ping,nope',
+      });
     } catch (err) {
       error = err;
     }
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems.join('\n');
-    for (const name of ['QA_PORT', 'VERIFY_SMTP_PORT', 'DATABASE_URL', 'VERIFY_ALLOW_PRIVATE_MX', 'LOG_LEVEL', 'WORKER_QUEUES']) {
+    for (const name of [
+      'QA_PORT',
+      'VERIFY_SMTP_PORT',
+      'DATABASE_URL',
+      'VERIFY_ALLOW_PRIVATE_MX',
+      'LOG_LEVEL',
+      'WORKER_QUEUES',
+    ]) {
       expect(problems).toContain(name);
     }
     expect((error as ConfigError).problems).toHaveLength(6);
@@ -54,7 +68,10 @@ describe('configuration', () => {
   it('understands TRUST_PROXY as a flag, a hop count or addresses', () => {
     expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
     expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toBe(2);
-    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8,127.0.0.1' }).trustProxy).toEqual(['10.0.0.0/8', '127.0.0.1']);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8,127.0.0.1' }).trustProxy).toEqual([
+      '10.0.0.0/8',
+      '127.0.0.1',
+    ]);
     expect(() => loadConfig({ TRUST_PROXY: 'everyone' })).toThrow(ConfigError);
   });
 });

@@ -44,9 +44,19 @@ describe('the embedded default (npm start without configuration)', { timeout: 18
     await app.waitFor(/workers started/, 120_000);
     expect(app.output()).toContain('"database":"pglite"');
 
-    const categories = await fetch(`http://127.0.0.1:${qaPort}/api/categories`);
-    expect(categories.status).toBe(200);
-    expect(await categories.json()).toEqual({ success: true, data: { categories: [] } });
+    // The first start on an empty embedded database loads the bundled dump: a newcomer sees a site.
+    expect(app.output()).toMatch(/"msg":"demo data loaded"/);
+    const questions = await fetch(`http://127.0.0.1:${qaPort}/api/questions?limit=1`);
+    expect(questions.status).toBe(200);
+    const listed = (await questions.json()) as { data: { pagination: { total_items: number } } };
+    expect(listed.data.pagination.total_items).toBe(244);
+    expect(app.output()).toMatch(/"msg":"ready"/);
+    expect(app.output()).toContain(`"docs":"http://127.0.0.1:${qaPort}/api/docs"`);
+    const home = await fetch(`http://127.0.0.1:${qaPort}/`);
+    expect(home.status).toBe(200);
+    expect(await home.json()).toMatchObject({ service: 'Agora Q&A', links: { docs: '/api/docs' } });
+    const verifyHome = await fetch(`http://127.0.0.1:${verifyPort}/`);
+    expect(await verifyHome.json()).toMatchObject({ service: 'Agora verification' });
     for (const port of [qaPort, verifyPort]) {
       const health = await fetch(`http://127.0.0.1:${port}/health`);
       expect(await health.json()).toEqual({ status: 'ok' });

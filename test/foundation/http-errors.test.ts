@@ -28,7 +28,11 @@ describe('the HTTP layer', () => {
     runtime = await createTestRuntime({ BODY_LIMIT_BYTES: '2048', RATE_LIMIT_ENABLED: 'false' });
     app = await buildQaApp(runtime);
     // Test-only routes, registered here rather than in the source.
-    app.post('/test/echo', { schema: { body: Type.Object({ n: Type.Integer({ minimum: 1 }) }) } }, async (req) => req.body);
+    app.post(
+      '/test/echo',
+      { schema: { body: Type.Object({ n: Type.Integer({ minimum: 1 }) }) } },
+      async (req) => req.body,
+    );
     app.get('/test/item/:id', async (req) => req.params);
     app.get('/test/boom', async () => {
       throw new Error('database password is hunter2');
@@ -50,17 +54,35 @@ describe('the HTTP layer', () => {
   it('turns schema violations, bad JSON, oversized and unsupported bodies into 4xx error bodies', async () => {
     const invalid = await app.inject({ method: 'POST', url: '/test/echo', payload: { n: 0 } });
     expect(invalid.statusCode).toBe(400);
-    expect(invalid.json()).toMatchObject({ error: true, code: 400, message: expect.stringContaining('must be >= 1') });
+    expect(invalid.json()).toMatchObject({
+      error: true,
+      code: 400,
+      message: expect.stringContaining('must be >= 1'),
+    });
 
-    const badJson = await app.inject({ method: 'POST', url: '/test/echo', headers: { 'content-type': 'application/json' }, payload: '{"n":' });
+    const badJson = await app.inject({
+      method: 'POST',
+      url: '/test/echo',
+      headers: { 'content-type': 'application/json' },
+      payload: '{"n":',
+    });
     expect(badJson.statusCode).toBe(400);
     expect(badJson.json()).toMatchObject({ error: true, code: 400 });
 
-    const tooLarge = await app.inject({ method: 'POST', url: '/test/echo', payload: { n: 1, pad: 'x'.repeat(4096) } });
+    const tooLarge = await app.inject({
+      method: 'POST',
+      url: '/test/echo',
+      payload: { n: 1, pad: 'x'.repeat(4096) },
+    });
     expect(tooLarge.statusCode).toBe(413);
     expect(tooLarge.json()).toMatchObject({ error: true, code: 413 });
 
-    const unsupported = await app.inject({ method: 'POST', url: '/test/echo', headers: { 'content-type': 'text/xml' }, payload: '<n/>' });
+    const unsupported = await app.inject({
+      method: 'POST',
+      url: '/test/echo',
+      headers: { 'content-type': 'text/xml' },
+      payload: '<n/>',
+    });
     expect(unsupported.statusCode).toBe(415);
     expect(unsupported.json()).toMatchObject({ error: true, code: 415 });
   });
@@ -97,7 +119,10 @@ describe('the HTTP layer', () => {
   });
 
   it('answers oversized headers with 431 and the error body', async () => {
-    const raw = await rawRequest(port, `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    const raw = await rawRequest(
+      port,
+      `GET /health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+    );
     expect(raw).toMatch(/^HTTP\/1\.1 431/);
     expect(bodyOf(raw)).toEqual({ error: true, message: 'Request Header Fields Too Large', code: 431 });
   });

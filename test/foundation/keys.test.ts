@@ -16,7 +16,9 @@ describe('API keys and the admin CLI', () => {
     runtime = await createTestRuntime({ RATE_LIMIT_ENABLED: 'false' });
     verifyApp = await buildVerifyApp(runtime);
     // A test-only route guarded like the verification endpoints.
-    verifyApp.get('/test/guarded', { preHandler: requireScope('verify') }, async (req) => ({ user: req.principal!.userId }));
+    verifyApp.get('/test/guarded', { preHandler: requireScope('verify') }, async (req) => ({
+      user: req.principal!.userId,
+    }));
     qaApp = await buildQaApp(runtime);
     expect((await admin('users', 'create', 'alice')).code).toBe(0);
   });
@@ -27,7 +29,16 @@ describe('API keys and the admin CLI', () => {
   });
 
   it('creates a key that is printed alone on stdout and authenticates', async () => {
-    const created = await admin('keys', 'create', '--user', 'alice', '--plan', 'premium', '--scopes', 'qa:write,verify');
+    const created = await admin(
+      'keys',
+      'create',
+      '--user',
+      'alice',
+      '--plan',
+      'premium',
+      '--scopes',
+      'qa:write,verify',
+    );
     expect(created.code).toBe(0);
     const key = created.stdout.trim();
     expect(key).toMatch(/^agora_[a-z0-9]{12}_[A-Za-z0-9_-]{43}$/);
@@ -43,7 +54,12 @@ describe('API keys and the admin CLI', () => {
   it('prints {id, key, plan, scopes} with --json', async () => {
     const created = await admin('keys', 'create', '--user', 'alice', '--scopes', 'verify', '--json');
     const parsed = JSON.parse(created.stdout);
-    expect(parsed).toEqual({ id: expect.any(Number), key: expect.stringMatching(/^agora_/), plan: 'authenticated', scopes: ['verify'] });
+    expect(parsed).toEqual({
+      id: expect.any(Number),
+      key: expect.stringMatching(/^agora_/),
+      plan: 'authenticated',
+      scopes: ['verify'],
+    });
   });
 
   it('refuses a missing, unknown, malformed or revoked key with 401 and a key without the scope with 403', async () => {
@@ -51,17 +67,24 @@ describe('API keys and the admin CLI', () => {
     expect(missing.statusCode).toBe(401);
     expect(missing.json()).toEqual({ error: true, message: 'Missing API key', code: 401 });
 
-    const unknown = await verifyApp.inject({ url: '/test/guarded', headers: { 'x-api-key': `agora_${'a'.repeat(12)}_${'b'.repeat(43)}` } });
+    const unknown = await verifyApp.inject({
+      url: '/test/guarded',
+      headers: { 'x-api-key': `agora_${'a'.repeat(12)}_${'b'.repeat(43)}` },
+    });
     expect(unknown.statusCode).toBe(401);
     const garbage = await verifyApp.inject({ url: '/test/guarded', headers: { 'x-api-key': "' OR 1=1 --" } });
     expect(garbage.statusCode).toBe(401);
 
-    const writer = JSON.parse((await admin('keys', 'create', '--user', 'alice', '--scopes', 'qa:write', '--json')).stdout);
+    const writer = JSON.parse(
+      (await admin('keys', 'create', '--user', 'alice', '--scopes', 'qa:write', '--json')).stdout,
+    );
     const forbidden = await verifyApp.inject({ url: '/test/guarded', headers: { 'x-api-key': writer.key } });
     expect(forbidden.statusCode).toBe(403);
     expect(forbidden.json()).toMatchObject({ error: true, code: 403 });
 
-    const verifier = JSON.parse((await admin('keys', 'create', '--user', 'alice', '--scopes', 'verify', '--json')).stdout);
+    const verifier = JSON.parse(
+      (await admin('keys', 'create', '--user', 'alice', '--scopes', 'verify', '--json')).stdout,
+    );
     expect((await admin('keys', 'revoke', String(verifier.id))).code).toBe(0);
     const revoked = await verifyApp.inject({ url: '/test/guarded', headers: { 'x-api-key': verifier.key } });
     expect(revoked.statusCode).toBe(401);
@@ -71,9 +94,16 @@ describe('API keys and the admin CLI', () => {
 
   it('reads Bearer keys on the Q&A service and rejects a bad one even on public reads', async () => {
     const { key } = JSON.parse((await admin('keys', 'create', '--user', 'alice', '--json')).stdout);
-    expect((await qaApp.inject({ url: '/api/categories', headers: { authorization: `Bearer ${key}` } })).statusCode).toBe(200);
-    expect((await qaApp.inject({ url: '/api/categories', headers: { authorization: 'Bearer nope' } })).statusCode).toBe(401);
-    expect((await qaApp.inject({ url: '/api/categories', headers: { authorization: `Basic ${key}` } })).statusCode).toBe(401);
+    expect(
+      (await qaApp.inject({ url: '/api/categories', headers: { authorization: `Bearer ${key}` } }))
+        .statusCode,
+    ).toBe(200);
+    expect(
+      (await qaApp.inject({ url: '/api/categories', headers: { authorization: 'Bearer nope' } })).statusCode,
+    ).toBe(401);
+    expect(
+      (await qaApp.inject({ url: '/api/categories', headers: { authorization: `Basic ${key}` } })).statusCode,
+    ).toBe(401);
   });
 
   it('lists keys without secrets, and manages users and settings', async () => {

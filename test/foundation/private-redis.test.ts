@@ -19,6 +19,7 @@ function inEmptyNetwork(
       env: {
         ...process.env,
         DATABASE_URL: '',
+        DEMO_DATA: 'false',
         REDIS_URL: '',
         LOG_LEVEL: 'info',
         WORKER_METRICS_PORT: '0',

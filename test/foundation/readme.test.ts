@@ -13,7 +13,9 @@ describe('README', () => {
   });
 
   it('documents every configuration variable', () => {
-    const names = new Set([...read('shared/config.ts').matchAll(/'([A-Z][A-Z0-9_]{2,})'/g)].map((m) => m[1]!));
+    const names = new Set(
+      [...read('shared/config.ts').matchAll(/'([A-Z][A-Z0-9_]{2,})'/g)].map((m) => m[1]!),
+    );
     const table = read('README.md').split('## Configuration')[1]!.split('\n## ')[0]!;
     // A row may document a pair such as `RATE_LIMIT_ANONYMOUS_HOURLY` / `_DAILY`.
     const documented = new Set<string>();

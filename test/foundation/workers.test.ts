@@ -28,7 +28,12 @@ describe('workers as separate processes', { timeout: 120_000 }, () => {
   it('completes a job enqueued from the app in another process', async () => {
     const w = worker('--queues', 'ping');
     await w.waitFor(/workers started/);
-    const result = (await runtime.queues.enqueueAndWait('ping', 'echo', { message: 'hello', requestId: 'req-1' }, 15_000)) as {
+    const result = (await runtime.queues.enqueueAndWait(
+      'ping',
+      'echo',
+      { message: 'hello', requestId: 'req-1' },
+      15_000,
+    )) as {
       message: string;
       worker: number;
     };
@@ -42,7 +47,13 @@ describe('workers as separate processes', { timeout: 120_000 }, () => {
   it('drains the job in flight on SIGTERM before exiting', async () => {
     const w = worker('--queues', 'ping');
     await w.waitFor(/workers started/);
-    const events = await import('bullmq').then(({ QueueEvents }) => new QueueEvents('ping', { connection: { url: runtime.redisUrl }, prefix: runtime.config.queuePrefix }));
+    const events = await import('bullmq').then(
+      ({ QueueEvents }) =>
+        new QueueEvents('ping', {
+          connection: { url: runtime.redisUrl },
+          prefix: runtime.config.queuePrefix,
+        }),
+    );
     await events.waitUntilReady();
     const job = await runtime.queues.enqueue('ping', 'echo', { message: 'slow', delayMs: 1500 });
     await w.waitFor(/"msg":"echo"/);
@@ -55,7 +66,12 @@ describe('workers as separate processes', { timeout: 120_000 }, () => {
   it('loses no job when a worker is killed mid-job: another worker takes it over', async () => {
     const first = worker('--queues', 'ping');
     await first.waitFor(/workers started/);
-    const finished = runtime.queues.enqueueAndWait('ping', 'echo', { message: 'survivor', delayMs: 1000 }, 30_000);
+    const finished = runtime.queues.enqueueAndWait(
+      'ping',
+      'echo',
+      { message: 'survivor', delayMs: 1000 },
+      30_000,
+    );
     await first.waitFor(/"msg":"echo"/);
     await first.stop('SIGKILL');
     const second = worker('--queues', 'ping');
@@ -66,10 +82,18 @@ describe('workers as separate processes', { timeout: 120_000 }, () => {
   });
 
   it('stops at the shutdown deadline and leaves an unfinished job to another worker', async () => {
-    const impatient = startProcess('workers/main.ts', ['--queues', 'ping'], { ...runtime.env, SHUTDOWN_TIMEOUT_MS: '300' });
+    const impatient = startProcess('workers/main.ts', ['--queues', 'ping'], {
+      ...runtime.env,
+      SHUTDOWN_TIMEOUT_MS: '300',
+    });
     started.push(impatient);
     await impatient.waitFor(/workers started/);
-    const finished = runtime.queues.enqueueAndWait('ping', 'echo', { message: 'long', delayMs: 4000 }, 60_000);
+    const finished = runtime.queues.enqueueAndWait(
+      'ping',
+      'echo',
+      { message: 'long', delayMs: 4000 },
+      60_000,
+    );
     await impatient.waitFor(/"msg":"echo"/);
     impatient.child.kill('SIGTERM');
     expect(await impatient.exited).toBe(0);
