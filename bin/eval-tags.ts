@@ -19,12 +19,18 @@ for await (const question of readStackExchangeQuestions(path)) questions.push(qu
 const result = await evaluateTagSuggestions(questions, { seed: SEED, testShare: TEST_SHARE });
 const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
 
-console.log(`${path}: ${questions.length} questions; index from ${result.train}, ${result.test} held out ` +
-  `(seed ${SEED}); ${result.tags} distinct tags in the index`);
+console.log(
+  `${path}: ${questions.length} questions; index from ${result.train}, ${result.test} held out ` +
+    `(seed ${SEED}); ${result.tags} distinct tags in the index`,
+);
 console.log('');
 console.log('| held-out questions | precision@3 | recall@5 |');
 console.log('|---|---|---|');
 console.log(`| suggest_tags | ${pct(result.precisionAt3)} | ${pct(result.recallAt5)} |`);
-console.log(`| ceiling (every tag found; ${result.meanTagsPerQuestion.toFixed(2)} tags per question) | ` +
-  `${pct(result.ceilingPrecisionAt3)} | 100.0% |`);
-console.log(`| baseline: most popular tags | ${pct(result.baseline.precisionAt3)} | ${pct(result.baseline.recallAt5)} |`);
+console.log(
+  `| ceiling (every tag found; ${result.meanTagsPerQuestion.toFixed(2)} tags per question) | ` +
+    `${pct(result.ceilingPrecisionAt3)} | 100.0% |`,
+);
+console.log(
+  `| baseline: most popular tags | ${pct(result.baseline.precisionAt3)} | ${pct(result.baseline.recallAt5)} |`,
+);

@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { openDatabase } from '../shared/db/client.js';
 import { migrateDatabase } from '../shared/db/migrate.js';
 import { ForeignContentError, importStackExchange } from '../shared/stackexchange/import.js';
+import { createProgress } from '../shared/progress.js';
 import { configOrExit } from './process.js';
 
 const USAGE = `Usage: npm run import:stackexchange -- DIR [--reset]
@@ -39,9 +40,12 @@ async function main() {
   try {
     await migrateDatabase(database);
     process.stdout.write(`Importing ${folder}…\n`);
+    const progress = createProgress({ label: 'importing' });
     const { staged, loaded, seconds } = await importStackExchange(database, folder, {
       reset: parsed.values.reset,
+      progress,
     });
+    progress.done();
     process.stdout.write(
       `Imported ${loaded.users} users, ${loaded.questions} questions, ${loaded.answers} answers, ${loaded.comments} comments, ` +
         `${loaded.tags} tags, ${loaded.votes} votes in ${seconds} s\n` +

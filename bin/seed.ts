@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { openDatabase } from '../shared/db/client.js';
 import { migrateDatabase } from '../shared/db/migrate.js';
 import { NotEmptyError, seedDatabase } from '../shared/demo/seed.js';
+import { createProgress } from '../shared/progress.js';
 import { configOrExit } from './process.js';
 
 const USAGE = `Usage: npm run seed -- [--questions N] [--seed S] [--reset]
@@ -46,7 +47,9 @@ async function main() {
     await migrateDatabase(database);
     const where = config.databaseUrl ? 'PostgreSQL (DATABASE_URL)' : `embedded PGlite in ${config.dataDir}`;
     process.stdout.write(`Seeding ${questions} questions into ${where}…\n`);
-    const s = await seedDatabase(database, { questions, seed, reset: values.reset });
+    const progress = createProgress({ label: 'seeding', main: { table: 'questions', total: questions } });
+    const s = await seedDatabase(database, { questions, seed, reset: values.reset, progress });
+    progress.done();
     process.stdout.write(
       `Seeded ${s.users} users, ${s.categories} categories, ${s.tags} tags, ${s.questions} questions, ` +
         `${s.answers} answers, ${s.comments} comments, ${s.votes} votes in ${s.seconds} s\n`,

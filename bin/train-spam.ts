@@ -15,10 +15,14 @@ const row = (name: string, m: BinaryMetrics): string =>
   `| ${name} | ${pct(m.accuracy)} | ${pct(m.precision)} | ${pct(m.recall)} | ${pct(m.f1)} | ` +
   `${m.truePositives}/${m.falsePositives}/${m.trueNegatives}/${m.falseNegatives} |`;
 
-console.log(`Split: seed ${DEFAULT_TRAIN_OPTIONS.seed}, ${result.counts.train} train ` +
-  `(${result.counts.trainSpam} spam) / ${result.counts.test} held out (${result.counts.testSpam} spam)`);
-console.log(`Model: ${result.file.vocabulary.length} tokens (min count ${DEFAULT_TRAIN_OPTIONS.minCount}), ` +
-  `${(bytes / 1024).toFixed(0)} KiB → ${SPAM_MODEL_PATH}`);
+console.log(
+  `Split: seed ${DEFAULT_TRAIN_OPTIONS.seed}, ${result.counts.train} train ` +
+    `(${result.counts.trainSpam} spam) / ${result.counts.test} held out (${result.counts.testSpam} spam)`,
+);
+console.log(
+  `Model: ${result.file.vocabulary.length} tokens (min count ${DEFAULT_TRAIN_OPTIONS.minCount}), ` +
+    `${(bytes / 1024).toFixed(0)} KiB → ${SPAM_MODEL_PATH}`,
+);
 console.log('');
 console.log('| held-out 20% | accuracy | precision | recall | F1 | TP/FP/TN/FN |');
 console.log('|---|---|---|---|---|---|');

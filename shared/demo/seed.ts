@@ -1,4 +1,5 @@
 import type { Database } from '../db/client.js';
+import type { Progress } from '../progress.js';
 import { countQaRows, recount, syncSequences, truncateQa } from '../db/bulk/qa-tables.js';
 import { runBulk } from '../db/bulk/session.js';
 import { generateDemo, type DemoCounts, type DemoOptions } from './generate.js';
@@ -11,24 +12,28 @@ export class NotEmptyError extends Error {}
  */
 export async function seedDatabase(
   database: Database,
-  options: DemoOptions & { reset?: boolean },
+  options: DemoOptions & { reset?: boolean; progress?: Progress },
 ): Promise<DemoCounts & { seconds: number }> {
   const started = performance.now();
-  const counts = await runBulk(database, { triggersOff: true }, async (session) => {
-    if (options.reset) await truncateQa(session);
-    else {
-      const existing = Object.entries(await countQaRows(session)).filter(([, n]) => n > 0);
-      if (existing.length > 0) {
-        throw new NotEmptyError(
-          `the database already holds Q&A data (${existing.map(([t, n]) => `${n} ${t}`).join(', ')}); ` +
-            'run with --reset to empty it first (this also deletes API keys and polls)',
-        );
+  const counts = await runBulk(
+    database,
+    { triggersOff: true, progress: options.progress },
+    async (session) => {
+      if (options.reset) await truncateQa(session);
+      else {
+        const existing = Object.entries(await countQaRows(session)).filter(([, n]) => n > 0);
+        if (existing.length > 0) {
+          throw new NotEmptyError(
+            `the database already holds Q&A data (${existing.map(([t, n]) => `${n} ${t}`).join(', ')}); ` +
+              'run with --reset to empty it first (this also deletes API keys and polls)',
+          );
+        }
       }
-    }
-    const generated = await generateDemo(session, options);
-    await syncSequences(session);
-    await recount(session);
-    return generated;
-  });
+      const generated = await generateDemo(session, options);
+      await syncSequences(session);
+      await recount(session);
+      return generated;
+    },
+  );
   return { ...counts, seconds: Math.round((performance.now() - started) / 100) / 10 };
 }

@@ -1,4 +1,5 @@
 import type { Database } from '../db/client.js';
+import type { Progress } from '../progress.js';
 import { recount, syncSequences, truncateQa } from '../db/bulk/qa-tables.js';
 import { runBulk } from '../db/bulk/session.js';
 import { loadStaged, type LoadCounts } from './load.js';
@@ -21,10 +22,10 @@ export interface ImportSummary {
 export async function importStackExchange(
   database: Database,
   dir: string,
-  options: { reset?: boolean } = {},
+  options: { reset?: boolean; progress?: Progress } = {},
 ): Promise<ImportSummary> {
   const started = performance.now();
-  return runBulk(database, { triggersOff: true }, async (session) => {
+  return runBulk(database, { triggersOff: true, progress: options.progress }, async (session) => {
     if (options.reset) await truncateQa(session);
     const staged = await stageDump(session, dir);
     const [foreign] = await session.query<{ questions: number; answers: number }>(

@@ -61,6 +61,8 @@ describe('npm run seed', () => {
     expect(run.stdout).toMatch(
       /Seeded \d+ users, 8 categories, \d+ tags, 120 questions, \d+ answers, \d+ comments, \d+ votes in [\d.]+ s/,
     );
+    // Not a terminal here: plain progress lines (rows per table, rate, share and ETA of the questions).
+    expect(run.output).toMatch(/^seeding 100% · ETA \d+ s · [\d,]+ rows\/s · .*questions 120/m);
 
     const [counts] = await runtime.database.query<Record<string, number>>(sql`
       SELECT (SELECT count(*) FROM questions)::int AS questions,

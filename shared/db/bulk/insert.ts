@@ -32,7 +32,7 @@ export class BatchInserter {
 
   constructor(
     private readonly session: BulkSession,
-    table: string,
+    private readonly table: string,
     private readonly schema: readonly Column[],
     options: { batchSize?: number; suffix?: string } = {},
   ) {
@@ -59,5 +59,6 @@ export class BatchInserter {
     this.pending = 0;
     await this.session.query(this.text, params);
     this.written += n;
+    this.session.progress?.add(this.table, n);
   }
 }

@@ -1,3 +1,4 @@
+import type { Progress } from '../../progress.js';
 import type { Database } from '../client.js';
 
 /**
@@ -9,6 +10,8 @@ export interface BulkSession {
     text: string,
     params?: string[],
   ): Promise<T[]>;
+  /** Told of every batch written, for a progress display. */
+  progress?: Progress;
 }
 
 export interface BulkOptions {
@@ -18,6 +21,7 @@ export interface BulkOptions {
    * (or, from PostgreSQL 15, a role granted SET on session_replication_role).
    */
   triggersOff?: boolean;
+  progress?: Progress;
 }
 
 interface PostgresJsClient {
@@ -43,12 +47,14 @@ export async function runBulk<T>(
     return (client as PostgresJsClient).begin((tx) =>
       prepare({
         query: async <R>(text: string, params?: string[]) => (await tx.unsafe(text, params ?? [])) as R[],
+        progress: options.progress,
       }),
     );
   }
   return (client as PgliteClient).transaction((tx) =>
     prepare({
       query: async <R>(text: string, params?: string[]) => (await tx.query(text, params ?? [])).rows as R[],
+      progress: options.progress,
     }),
   );
 }

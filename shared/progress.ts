@@ -1,0 +1,71 @@
+/**
+ * Progress of a long bulk load (seed, import): rows written per table, the rate and, when the size of the main
+ * table is known, an ETA. On a terminal one line is redrawn in place; otherwise (CI, logs) a line is printed
+ * every interval, so a long load is never silent.
+ */
+export interface Progress {
+  /** Counts rows written to a table. */
+  add(table: string, rows: number): void;
+  /** Prints the final line. */
+  done(): void;
+}
+
+export interface ProgressOptions {
+  label: string;
+  /** The table whose expected row count drives the percentage and the ETA. */
+  main?: { table: string; total: number };
+  stream?: NodeJS.WriteStream;
+  /** Between two plain lines when the stream is not a terminal. */
+  intervalMs?: number;
+}
+
+const number = (n: number) => n.toLocaleString('en-US');
+
+function duration(seconds: number): string {
+  if (!Number.isFinite(seconds)) return '?';
+  if (seconds < 60) return `${Math.ceil(seconds)} s`;
+  return `${Math.floor(seconds / 60)} min ${Math.ceil(seconds % 60)} s`;
+}
+
+export function createProgress(options: ProgressOptions): Progress {
+  const stream = options.stream ?? process.stderr;
+  const tty = stream.isTTY === true;
+  const interval = tty ? 200 : (options.intervalMs ?? 5000);
+  const started = performance.now();
+  const rows = new Map<string, number>();
+  let last = started;
+
+  const line = (): string => {
+    const seconds = (performance.now() - started) / 1000;
+    const written = [...rows.values()].reduce((a, b) => a + b, 0);
+    const parts = [...rows].map(([table, n]) => `${table} ${number(n)}`);
+    let head = options.label;
+    if (options.main) {
+      const done = rows.get(options.main.table) ?? 0;
+      const share = Math.min(1, done / Math.max(1, options.main.total));
+      const eta = share > 0 ? (seconds * (1 - share)) / share : Infinity;
+      head += ` ${Math.floor(share * 100)}% · ETA ${duration(eta)}`;
+    }
+    const rate = seconds > 0 ? Math.round(written / seconds) : 0;
+    return `${head} · ${number(rate)} rows/s · ${parts.join(', ')}`;
+  };
+
+  const print = (final: boolean) => {
+    if (tty) stream.write(`\r\x1b[2K${line()}${final ? '\n' : ''}`);
+    else stream.write(`${line()}\n`);
+  };
+
+  return {
+    add(table, n) {
+      rows.set(table, (rows.get(table) ?? 0) + n);
+      const now = performance.now();
+      if (now - last >= interval) {
+        last = now;
+        print(false);
+      }
+    },
+    done() {
+      if (rows.size > 0) print(true);
+    },
+  };
+}

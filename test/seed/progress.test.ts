@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { createProgress } from '../../shared/progress.js';
+
+/** A stream that records what is written, terminal or not. */
+function recorder(isTTY: boolean) {
+  const chunks: string[] = [];
+  const stream = { isTTY, write: (chunk: string) => chunks.push(chunk) } as unknown as NodeJS.WriteStream;
+  return { stream, chunks };
+}
+
+describe('progress of a bulk load', () => {
+  it('prints a plain line per interval off a terminal, with rows per table, rate, share and ETA', () => {
+    const { stream, chunks } = recorder(false);
+    const progress = createProgress({
+      label: 'seeding',
+      main: { table: 'questions', total: 1000 },
+      stream,
+      intervalMs: 0,
+    });
+    progress.add('users', 300);
+    progress.add('questions', 250);
+    progress.done();
+    expect(chunks.length).toBe(3);
+    expect(chunks[1]).toMatch(/^seeding 25% · ETA \S+ s · [\d,]+ rows\/s · users 300, questions 250\n$/);
+    expect(chunks.every((c) => !c.includes('\r'))).toBe(true);
+  });
+
+  it('redraws one line on a terminal and ends it once', () => {
+    const { stream, chunks } = recorder(true);
+    const progress = createProgress({ label: 'importing', stream });
+    progress.add('se_posts', 2000);
+    progress.done();
+    expect(chunks.at(-1)).toMatch(/^\r\x1b\[2Kimporting · [\d,]+ rows\/s · se_posts 2,000\n$/);
+  });
+
+  it('prints nothing for a load that wrote nothing', () => {
+    const { stream, chunks } = recorder(false);
+    createProgress({ label: 'seeding', stream }).done();
+    expect(chunks).toEqual([]);
+  });
+});
