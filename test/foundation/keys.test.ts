@@ -40,10 +40,16 @@ describe('API keys and the admin CLI', () => {
     expect(stored!.plan).toBe('premium');
   });
 
-  it('prints {id, key, plan, scopes} with --json', async () => {
+  it('prints {id, key, plan, scopes, webhook_secret} with --json', async () => {
     const created = await admin('keys', 'create', '--user', 'alice', '--scopes', 'verify', '--json');
     const parsed = JSON.parse(created.stdout);
-    expect(parsed).toEqual({ id: expect.any(Number), key: expect.stringMatching(/^agora_/), plan: 'authenticated', scopes: ['verify'] });
+    expect(parsed).toEqual({
+      id: expect.any(Number),
+      key: expect.stringMatching(/^agora_/),
+      plan: 'authenticated',
+      scopes: ['verify'],
+      webhook_secret: expect.stringMatching(/^whsec_[0-9a-f]{64}$/),
+    });
   });
 
   it('refuses a missing, unknown, malformed or revoked key with 401 and a key without the scope with 403', async () => {
@@ -80,7 +86,7 @@ describe('API keys and the admin CLI', () => {
     const list = await admin('keys', 'list', '--json');
     const keys = JSON.parse(list.stdout);
     expect(keys.length).toBeGreaterThanOrEqual(4);
-    expect(list.stdout).not.toMatch(/"hash"|"key"/);
+    expect(list.stdout).not.toMatch(/"hash"|"key"|whsec_/);
     expect(keys[0]).toMatchObject({ username: 'alice', plan: expect.any(String), scopes: expect.any(Array) });
 
     expect((await admin('settings', 'set', 'ai_enabled', 'true')).code).toBe(0);

@@ -1,0 +1,93 @@
+import http from 'node:http';
+import https from 'node:https';
+import { isIP } from 'node:net';
+import { allowedAddresses, isForbiddenAddress } from '../verification/host-guard.js';
+import { bareHostname, resolveHost, systemResolve, type Resolve } from './target.js';
+
+/** What one HTTP attempt came to: the response status, or why there was none. */
+export type AttemptResult = { status: number } | { error: string; blocked?: true };
+
+export interface SendOptions {
+  /** The whole attempt (resolution, connection, TLS, request, response head) ends after this. */
+  timeoutMs: number;
+  allowPrivate: boolean;
+  resolve?: Resolve;
+}
+
+/**
+ * POSTs `body` to `url` once. The host is resolved here, once; the address is checked against the guard and the
+ * socket is opened to that very address (the Host header and TLS name stay the URL's), so a name cannot resolve to
+ * a public address for the check and a private one for the connection (DNS rebinding). The peer address of the
+ * socket is checked again on connect. Redirects are not followed (node:http never does): a 3xx is the answer.
+ * The response body is not read: the status is all a delivery needs.
+ */
+export async function sendOnce(
+  rawUrl: string,
+  headers: Record<string, string>,
+  body: string,
+  options: SendOptions,
+): Promise<AttemptResult> {
+  const url = new URL(rawUrl);
+  const started = Date.now();
+  let addresses: string[];
+  try {
+    addresses = await resolveHost(url, options.resolve ?? systemResolve, options.timeoutMs);
+  } catch (err) {
+    return { error: `resolution failed: ${(err as Error).message}` };
+  }
+  const [address] = allowedAddresses(addresses, options.allowPrivate);
+  if (address === undefined)
+    return {
+      error: `${url.hostname} resolves only to loopback, private or reserved addresses`,
+      blocked: true,
+    };
+  const remainingMs = Math.max(1, options.timeoutMs - (Date.now() - started));
+  return post(url, address, headers, body, remainingMs, options.allowPrivate);
+}
+
+function post(
+  url: URL,
+  address: string,
+  headers: Record<string, string>,
+  body: string,
+  timeoutMs: number,
+  allowPrivate: boolean,
+): Promise<AttemptResult> {
+  const hostname = bareHostname(url);
+  const secure = url.protocol === 'https:';
+  const payload = Buffer.from(body);
+  return new Promise((resolve) => {
+    let settled = false;
+    const settle = (result: AttemptResult) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      request.destroy();
+      resolve(result);
+    };
+    const request = (secure ? https : http).request({
+      host: address,
+      port: url.port || (secure ? 443 : 80),
+      path: `${url.pathname}${url.search}`,
+      method: 'POST',
+      // The IP literal is never the TLS name: the certificate is checked against the URL's host.
+      ...(secure && !isIP(hostname) ? { servername: hostname } : {}),
+      headers: { ...headers, host: url.host, 'content-length': String(payload.length) },
+      // One connection per attempt: nothing pooled outlives the attempt's address check.
+      agent: false,
+    });
+    const timer = setTimeout(() => settle({ error: `no response within ${timeoutMs} ms` }), timeoutMs);
+    request.on('socket', (socket) => {
+      socket.once('connect', () => {
+        const peer = socket.remoteAddress;
+        if (!allowPrivate && (peer === undefined || isForbiddenAddress(peer)))
+          settle({ error: `connected to a forbidden address ${peer}`, blocked: true });
+      });
+    });
+    request.on('response', (response) => settle({ status: response.statusCode ?? 0 }));
+    request.on('error', (err: NodeJS.ErrnoException) =>
+      settle({ error: err.code ? `${err.code}: ${err.message}` : err.message }),
+    );
+    request.end(payload);
+  });
+}
