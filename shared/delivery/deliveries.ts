@@ -86,11 +86,7 @@ export async function deliveryStatus(
 ): Promise<{ attempts: number; last_status: number | null; delivered_at: string | null } | null> {
   const row = await deliveriesRepository(database).latestForSubject(subject);
   if (!row) return null;
-  return {
-    attempts: row.attempts,
-    last_status: row.last_status,
-    delivered_at: row.delivered_at === null ? null : new Date(row.delivered_at).toISOString(),
-  };
+  return { attempts: row.attempts, last_status: row.last_status, delivered_at: row.delivered_at };
 }
 
 /**

@@ -34,7 +34,8 @@ export interface DeliveryStatusRow {
   state: DeliveryState;
   attempts: number;
   last_status: number | null;
-  delivered_at: Date | string | null;
+  /** ISO 8601, UTC. */
+  delivered_at: string | null;
 }
 
 export function deliveriesRepository(database: Database) {
@@ -91,7 +92,10 @@ export function deliveriesRepository(database: Database) {
     /** The latest delivery for a subject. */
     async latestForSubject(subject: string): Promise<DeliveryStatusRow | null> {
       const [row] = await database.query<Record<string, unknown>>(sql`
-        SELECT id, state, attempts, last_status, delivered_at FROM deliveries
+        SELECT id, state, attempts, last_status,
+          -- Formatted here: the drivers disagree on how a timestamptz comes back (Date, or text in PGlite).
+          to_char(delivered_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS delivered_at
+        FROM deliveries
         WHERE subject = ${subject} ORDER BY created_at DESC, id DESC LIMIT 1`);
       return (row as DeliveryStatusRow | undefined) ?? null;
     },
