@@ -17,8 +17,9 @@ export interface SendOptions {
 /**
  * POSTs `body` to `url` once. The host is resolved here, once; the address is checked against the guard and the
  * socket is opened to that very address (the Host header and TLS name stay the URL's), so a name cannot resolve to
- * a public address for the check and a private one for the connection (DNS rebinding). The peer address of the
- * socket is checked again on connect. Redirects are not followed (node:http never does): a 3xx is the answer.
+ * a public address for the check and a private one for the connection (DNS rebinding). The socket's peer address
+ * is checked again once connected, as a second line should the connection ever go anywhere else. Redirects are
+ * not followed (node:http never does): a 3xx is the answer.
  * The response body is not read: the status is all a delivery needs.
  */
 export async function sendOnce(
