@@ -43,7 +43,7 @@ export async function sendOnce(
       blocked: true,
     };
   const remainingMs = Math.max(1, options.timeoutMs - (Date.now() - started));
-  return post(url, address, headers, body, remainingMs, options.allowPrivate);
+  return post(url, address, headers, body, remainingMs, options);
 }
 
 function post(
@@ -51,8 +51,8 @@ function post(
   address: string,
   headers: Record<string, string>,
   body: string,
-  timeoutMs: number,
-  allowPrivate: boolean,
+  remainingMs: number,
+  { timeoutMs, allowPrivate }: SendOptions,
 ): Promise<AttemptResult> {
   const hostname = bareHostname(url);
   const secure = url.protocol === 'https:';
@@ -77,7 +77,7 @@ function post(
       // One connection per attempt: nothing pooled outlives the attempt's address check.
       agent: false,
     });
-    const timer = setTimeout(() => settle({ error: `no response within ${timeoutMs} ms` }), timeoutMs);
+    const timer = setTimeout(() => settle({ error: `no response within ${timeoutMs} ms` }), remainingMs);
     request.on('socket', (socket) => {
       socket.once('connect', () => {
         const peer = socket.remoteAddress;
