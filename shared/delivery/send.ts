@@ -36,14 +36,23 @@ export async function sendOnce(
   } catch (err) {
     return { error: `resolution failed: ${(err as Error).message}` };
   }
-  const [address] = allowedAddresses(addresses, options.allowPrivate);
-  if (address === undefined)
+  const allowed = allowedAddresses(addresses, options.allowPrivate);
+  if (allowed.length === 0)
     return {
       error: `${url.hostname} resolves only to loopback, private or reserved addresses`,
       blocked: true,
     };
-  const remainingMs = Math.max(1, options.timeoutMs - (Date.now() - started));
-  return post(url, address, headers, body, remainingMs, options);
+  // A name with several addresses (IPv6 and IPv4, several hosts): one that cannot be connected to gives way to the
+  // next, within the same time budget. Nothing has been sent before the connection is made, so this sends once.
+  let result: AttemptResult & { connected?: boolean } = { error: 'no address' };
+  for (const address of allowed) {
+    const remainingMs = options.timeoutMs - (Date.now() - started);
+    if (remainingMs <= 0) return { error: `no response within ${options.timeoutMs} ms` };
+    result = await post(url, address, headers, body, remainingMs, options);
+    if (result.connected !== false) break;
+  }
+  const { connected: _connected, ...outcome } = result;
+  return outcome;
 }
 
 function post(
@@ -53,18 +62,19 @@ function post(
   body: string,
   remainingMs: number,
   { timeoutMs, allowPrivate }: SendOptions,
-): Promise<AttemptResult> {
+): Promise<AttemptResult & { connected: boolean }> {
   const hostname = bareHostname(url);
   const secure = url.protocol === 'https:';
   const payload = Buffer.from(body);
   return new Promise((resolve) => {
     let settled = false;
+    let connected = false;
     const settle = (result: AttemptResult) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       request.destroy();
-      resolve(result);
+      resolve({ ...result, connected });
     };
     const request = (secure ? https : http).request({
       host: address,
@@ -80,6 +90,7 @@ function post(
     const timer = setTimeout(() => settle({ error: `no response within ${timeoutMs} ms` }), remainingMs);
     request.on('socket', (socket) => {
       socket.once('connect', () => {
+        connected = true;
         const peer = socket.remoteAddress;
         if (!allowPrivate && (peer === undefined || isForbiddenAddress(peer)))
           settle({ error: `connected to a forbidden address ${peer}`, blocked: true });

@@ -133,6 +133,16 @@ describe('the delivery address guard', () => {
       headers: { host: `receiver.test:${receiver.port}` },
     });
 
+    // An address that refuses the connection gives way to the next one (the receiver listens on 127.0.0.1 only).
+    const count = receiver.received.length;
+    const fallback = await sendOnce(`http://receiver.test:${receiver.port}/second`, {}, '{}', {
+      timeoutMs: 10_000,
+      allowPrivate: true,
+      resolve: names({ 'receiver.test': ['127.0.0.2', '127.0.0.1'] }),
+    });
+    expect(fallback).toEqual({ status: 200 });
+    expect(receiver.received.slice(count).map((r) => r.path)).toEqual(['/second']);
+
     // Without the allowance the same name, resolving to loopback, is not contacted at all.
     const before = receiver.received.length;
     const refused = await sendOnce(`http://receiver.test:${receiver.port}/named`, {}, '{}', {
