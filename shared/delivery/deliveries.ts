@@ -18,6 +18,8 @@ export interface DeliveryRequest {
   subject: string;
   /** Attempts and backoff; CALLBACK_SCHEDULE (8 attempts over ~6 h) when absent, WEBHOOK_SCHEDULE for webhooks. */
   schedule?: DeliverySchedule;
+  /** The id of the request that caused the delivery, carried into the job so that its logs join the request's. */
+  requestId?: string;
 }
 
 export type DeliveryDeps = { database: Database; queues: Queues };
@@ -67,7 +69,7 @@ export async function enqueueDelivery(deps: DeliveryDeps, request: DeliveryReque
     backoffMs: schedule.backoffMs,
   });
   try {
-    await enqueueRound(deps.queues, id, 0, schedule);
+    await enqueueRound(deps.queues, id, 0, schedule, request.requestId);
   } catch (err) {
     // Not accepted, so not kept: a row without a job would stay pending for ever.
     await repository.remove(id).catch(() => {});
@@ -117,11 +119,17 @@ export async function redeliver(deps: DeliveryDeps, deliveryId: string): Promise
   return deliveryId;
 }
 
-function enqueueRound(queues: Queues, deliveryId: string, round: number, schedule: DeliverySchedule) {
+function enqueueRound(
+  queues: Queues,
+  deliveryId: string,
+  round: number,
+  schedule: DeliverySchedule,
+  requestId?: string,
+) {
   return queues.enqueue(
     'deliveries',
     'deliver',
-    { deliveryId, round },
+    { deliveryId, round, ...(requestId === undefined ? {} : { requestId }) },
     { jobId: deliveryJobId(deliveryId, round), ...scheduleJobOptions(schedule) },
   );
 }

@@ -53,7 +53,7 @@ describe('outbound deliveries', () => {
 
   it('POSTs the JSON body once, signed, with its delivery id, event and attempt', async () => {
     const r = await receiver();
-    const req = request(r.url('/hooks/agora?x=1'));
+    const req = request(r.url('/hooks/agora?x=1'), { requestId: 'req-42' });
     const id = await enqueueDelivery(runtime, req);
     const row = await settled(runtime.database, runtime.queues, id);
 
@@ -80,9 +80,10 @@ describe('outbound deliveries', () => {
     const status = await deliveryStatus(runtime.database, req.subject);
     expect(status).toEqual({ attempts: 1, last_status: 200, delivered_at: expect.any(String) });
     expect(new Date(status!.delivered_at!).toISOString()).toBe(status!.delivered_at);
-    expect(await (await runtime.queues.queue('deliveries').getJob(deliveryJobId(id, 0)))!.getState()).toBe(
-      'completed',
-    );
+    const job = await runtime.queues.queue('deliveries').getJob(deliveryJobId(id, 0));
+    expect(await job!.getState()).toBe('completed');
+    // The job carries the delivery's id and the request id, nothing of the URL, secret or body.
+    expect(job!.data).toEqual({ deliveryId: id, round: 0, requestId: 'req-42' });
   });
 
   it('retries 5xx, 429 and 408 on the schedule given, as one delivery under one id, until a 2xx', async () => {
