@@ -88,7 +88,7 @@ class Reader {
 }
 
 const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/;
-export const QUEUE_NAMES = ['ping', 'verify', 'ai', 'newsletter', 'polls', 'views'] as const;
+export const QUEUE_NAMES = ['ping', 'verify', 'ai', 'newsletter', 'polls', 'views', 'deliveries'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 function trustProxy(reader: Reader, env: Env): boolean | number | string[] {
@@ -191,6 +191,13 @@ export function loadConfig(env: Env = process.env) {
       model: r.string('AI_MODEL'),
       timeoutMs: r.int('AI_TIMEOUT_MS', 15_000, 100, 300_000),
       deadlineMs: r.int('AI_DEADLINE_MS', 20_000, 100, 300_000),
+    },
+    // Outbound deliveries (list callbacks, Q&A webhooks): docs/webhooks.md.
+    webhook: {
+      // Targets resolving to loopback/private/reserved addresses are refused unless this is set (tests, labs).
+      allowPrivate: r.bool('WEBHOOK_ALLOW_PRIVATE', false),
+      // One attempt (resolve, connect, send, response head) ends after this; a slow receiver is retried later.
+      timeoutMs: r.int('WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
     },
     newsletter: {
       digestHourUtc: r.int('NEWSLETTER_DIGEST_HOUR', 7, 0, 23),

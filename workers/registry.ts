@@ -1,5 +1,6 @@
 import type { QueueName } from '../shared/config.js';
 import { aiProcessor } from './ai/processor.js';
+import { deliveriesProcessor } from './deliveries/processor.js';
 import { newsletterProcessor } from './newsletter/processor.js';
 import { pingProcessor } from './ping/processor.js';
 import { pollsProcessor } from './polls/processor.js';
@@ -15,4 +16,5 @@ export const processors: { [Q in QueueName]?: ProcessorFactory<Q> } = {
   polls: pollsProcessor,
   views: viewsProcessor,
   verify: verifyProcessor,
+  deliveries: deliveriesProcessor,
 };

@@ -1,5 +1,6 @@
 import type { Static, TSchema } from 'typebox';
 import { aiQueue } from './ai.js';
+import { deliveriesQueue } from './deliveries.js';
 import { newsletterQueue } from './newsletter.js';
 import { pingQueue } from './ping.js';
 import { pollsQueue } from './polls.js';
@@ -14,6 +15,7 @@ export const catalog = {
   newsletter: newsletterQueue,
   polls: pollsQueue,
   views: viewsQueue,
+  deliveries: deliveriesQueue,
 } as const;
 
 export type Catalog = typeof catalog;

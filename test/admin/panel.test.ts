@@ -221,11 +221,15 @@ describe('admin panel', () => {
       expect(created.statusCode).toBe(201);
       const key = /id="new-key"[^>]*>\s*([^<\s]+)/.exec(created.body)?.[1] ?? '';
       expect(key).toMatch(/^agora_[a-z0-9]{12}_[A-Za-z0-9_-]{43}$/);
+      // Its webhook secret is shown beside it, once.
+      const secret = /id="new-webhook-secret"[^>]*>\s*([^<\s]+)/.exec(created.body)?.[1] ?? '';
+      expect(secret).toMatch(/^whsec_[0-9a-f]{64}$/);
 
       // The same form again (a reload of the result page): no second key, and the first is not shown again.
       const resubmitted = await create();
       expect(resubmitted.statusCode).toBe(409);
       expect(resubmitted.body).not.toContain('new-key');
+      expect(resubmitted.body).not.toContain(secret);
       expect(resubmitted.body.match(/action="\/admin\/keys\/\d+\/revoke"/g)).toHaveLength(1);
 
       const bearer = { authorization: `Bearer ${key}` };
@@ -235,6 +239,7 @@ describe('admin panel', () => {
 
       const list = await app.inject({ method: 'GET', url: '/admin/keys', headers: jar.header });
       expect(list.body).not.toContain(key);
+      expect(list.body).not.toContain(secret);
       expect(list.body).toContain(`agora_${key.split('_')[1]}_…`);
       expect(list.body).toMatch(/panel-user[\s\S]*premium[\s\S]*qa:write[\s\S]*verify/);
 

@@ -6,7 +6,8 @@ import { apiKeys } from '../../shared/db/schema/index.js';
 import { runProcess } from '../support/processes.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 
-describe('API keys and the admin CLI', () => {
+// Each case runs several admin CLI processes one after another: a loaded machine needs more than the default 30 s.
+describe('API keys and the admin CLI', { timeout: 120_000 }, () => {
   let runtime: TestRuntime;
   let verifyApp: Awaited<ReturnType<typeof buildVerifyApp>>;
   let qaApp: Awaited<ReturnType<typeof buildQaApp>>;
@@ -51,7 +52,7 @@ describe('API keys and the admin CLI', () => {
     expect(stored!.plan).toBe('premium');
   });
 
-  it('prints {id, key, plan, scopes} with --json', async () => {
+  it('prints {id, key, plan, scopes, webhook_secret} with --json', async () => {
     const created = await admin('keys', 'create', '--user', 'alice', '--scopes', 'verify', '--json');
     const parsed = JSON.parse(created.stdout);
     expect(parsed).toEqual({
@@ -59,6 +60,7 @@ describe('API keys and the admin CLI', () => {
       key: expect.stringMatching(/^agora_/),
       plan: 'authenticated',
       scopes: ['verify'],
+      webhook_secret: expect.stringMatching(/^whsec_[0-9a-f]{64}$/),
     });
   });
 
@@ -110,7 +112,7 @@ describe('API keys and the admin CLI', () => {
     const list = await admin('keys', 'list', '--json');
     const keys = JSON.parse(list.stdout);
     expect(keys.length).toBeGreaterThanOrEqual(4);
-    expect(list.stdout).not.toMatch(/"hash"|"key"/);
+    expect(list.stdout).not.toMatch(/"hash"|"key"|whsec_/);
     expect(keys[0]).toMatchObject({ username: 'alice', plan: expect.any(String), scopes: expect.any(Array) });
 
     expect((await admin('settings', 'set', 'ai_enabled', 'true')).code).toBe(0);

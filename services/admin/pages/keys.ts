@@ -182,6 +182,10 @@ export async function keysPages(app: FastifyInstance, { deps, sessions }: AdminC
             class="secret"
             id="new-key"
             >${created.key}</code
+          >
+          Its webhook secret, which signs the callbacks and webhooks sent for this key (X-Agora-Signature, see
+          docs/webhooks.md), is shown once too:<code class="secret" id="new-webhook-secret"
+            >${created.webhook_secret}</code
           >`,
       });
     } catch (err) {

@@ -33,7 +33,15 @@ const columns = {
 
 export function apiKeysRepository(db: Db) {
   return {
-    async insert(row: { prefix: string; hash: string; userId: number; plan: Plan; scopes: Scope[]; name: string }) {
+    async insert(row: {
+      prefix: string;
+      hash: string;
+      userId: number;
+      plan: Plan;
+      scopes: Scope[];
+      name: string;
+      webhookSecret: string;
+    }) {
       const [created] = await db.insert(apiKeys).values(row).returning({ id: apiKeys.id });
       return created!.id;
     },
@@ -56,6 +64,15 @@ export function apiKeysRepository(db: Db) {
         .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)))
         .returning({ id: apiKeys.id });
       return revoked.length > 0;
+    },
+
+    /** The signing secret of a live key's deliveries; null for an unknown or revoked key. Never listed with keys. */
+    async webhookSecret(id: number): Promise<string | null> {
+      const [row] = await db
+        .select({ secret: apiKeys.webhookSecret })
+        .from(apiKeys)
+        .where(and(eq(apiKeys.id, id), isNull(apiKeys.revokedAt)));
+      return row?.secret ?? null;
     },
 
     async touch(id: number): Promise<void> {

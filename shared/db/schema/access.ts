@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { index, integer, jsonb, pgTable, serial, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
 import { users } from './qa.js';
 
@@ -17,6 +18,10 @@ export const apiKeys = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     lastUsedAt: timestamp('last_used_at', { withTimezone: true }),
     revokedAt: timestamp('revoked_at', { withTimezone: true }),
+    // Signs the deliveries sent for this key (shared/delivery); readable, as signing needs it (migration 0006).
+    webhookSecret: text('webhook_secret')
+      .notNull()
+      .default(sql`agora_new_webhook_secret()`),
   },
   (t) => [uniqueIndex('api_keys_prefix_key').on(t.prefix), index('api_keys_user_idx').on(t.userId)],
 );

@@ -1,0 +1,78 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { enqueueDelivery, verifySignature } from '../../shared/delivery/index.js';
+import { startProcess, type RunningProcess } from '../support/processes.js';
+import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
+import { attemptLog, countDeliveries, settled } from './helpers.js';
+import { startReceiver, type Receiver } from './receiver.js';
+
+// A worker killed in the middle of an attempt: its job's lock expires, another worker process takes the job over
+// (BullMQ stalled-job recovery) and sends the same delivery again, under the same id, as the same single row.
+
+describe('a deliveries worker killed mid-attempt', () => {
+  let runtime: TestRuntime;
+  let receiver: Receiver;
+  const workers: RunningProcess[] = [];
+
+  beforeAll(async () => {
+    // The first request is held open for ever (the first worker is surely mid-attempt when it is killed); the
+    // next is answered at once.
+    receiver = await startReceiver((i) => (i === 0 ? 'hang' : { status: 200 }));
+    // An attempt timeout longer than the test, so that the held attempt cannot end by itself before the kill however
+    // long the second worker takes to boot on a busy machine.
+    runtime = await createTestRuntime({
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WORKER_LOCK_MS: '2000',
+      WEBHOOK_TIMEOUT_MS: '120000',
+    });
+  });
+  afterAll(async () => {
+    await Promise.all(workers.map((w) => w.stop('SIGKILL')));
+    await receiver?.close();
+    await runtime?.close();
+  });
+
+  const startWorker = async () => {
+    const worker = startProcess('workers/main.ts', ['--queues', 'deliveries'], runtime.env);
+    workers.push(worker);
+    await worker.waitFor(/workers started/, 60_000);
+    return worker;
+  };
+
+  it('is replaced by another worker, which delivers the same delivery once more', async () => {
+    const first = await startWorker();
+    const subject = `list:${randomUUID()}`;
+    const id = await enqueueDelivery(runtime, {
+      url: receiver.url(),
+      secret: 'whsec_kill',
+      event: 'list.completed',
+      body: { list_id: 1 },
+      subject,
+    });
+    await receiver.waitForRequests(1);
+    // The second worker is up before the first dies; the job stays locked by the first (it renews its lock).
+    await startWorker();
+    first.child.kill('SIGKILL');
+    await first.exited;
+    expect(first.child.signalCode).toBe('SIGKILL');
+
+    const row = await settled(runtime.database, runtime.queues, id, 0, 60_000);
+    expect(row).toMatchObject({ state: 'delivered', attempts: 2, last_status: 200 });
+    expect(await countDeliveries(runtime.database, subject)).toBe(1);
+    expect(receiver.received).toHaveLength(2);
+    expect(receiver.received.map((r) => r.headers['x-agora-delivery'])).toEqual([id, id]);
+    expect(receiver.received[1]!.body).toBe(receiver.received[0]!.body);
+    expect(
+      verifySignature(
+        'whsec_kill',
+        receiver.received[1]!.body,
+        receiver.received[1]!.headers['x-agora-signature'] as string,
+      ),
+    ).toBe(true);
+    // The attempt cut short by the kill stays in the log, unfinished.
+    expect((await attemptLog(runtime.database, id)).map((a) => [a.attempt, a.status, a.finished])).toEqual([
+      [1, null, false],
+      [2, 200, true],
+    ]);
+  }, 180_000);
+});
