@@ -4,6 +4,7 @@ import { createAuthenticator } from '../../shared/access/authenticate.js';
 import { readinessChecks } from '../../shared/runtime.js';
 import { authPlugin } from '../http/auth.js';
 import { healthRoutes } from '../http/health.js';
+import { conveniencesPlugin, httpConveniences } from '../http/conveniences.js';
 import { metricsPlugin } from '../http/metrics.js';
 import { adminPlugin } from '../admin/plugin.js';
 import { rateLimitPlugin } from '../http/rate-limit.js';
@@ -26,6 +27,11 @@ import { writeRoutes } from './routes/writes/index.js';
 /** The Q&A service: public reads, writes with keys, internal endpoints. Builds the app; never listens. */
 export async function buildQaApp(deps: QaDeps) {
   const app = createHttpApp(deps.config, deps.logger);
+  await app.register(conveniencesPlugin, {
+    ...httpConveniences(deps.config),
+    challenge: 'Bearer realm="agora"',
+    corsPaths: (path) => path.startsWith('/api/'),
+  });
   await app.register(metricsPlugin, { service: 'qa', queues: deps.queues });
   await app.register(helmet, { global: true, contentSecurityPolicy: false });
   // The internal *.php endpoints are posted by forms as well as JSON.

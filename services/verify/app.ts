@@ -2,21 +2,30 @@ import { createAuthenticator } from '../../shared/access/authenticate.js';
 import { readinessChecks } from '../../shared/runtime.js';
 import { authPlugin } from '../http/auth.js';
 import { healthRoutes } from '../http/health.js';
+import { conveniencesPlugin, httpConveniences } from '../http/conveniences.js';
 import { metricsPlugin } from '../http/metrics.js';
 import { rateLimitPlugin } from '../http/rate-limit.js';
 import { createHttpApp } from '../http/server.js';
 import type { VerifyDeps } from './deps.js';
+import { registerVerifyOpenApi } from './openapi.js';
 import { verifyRoutes } from './routes.js';
 import { selfCheckRoutes } from './self-check.js';
 
 /** The email verification service: POST /verify and POST /bulk-verify with X-API-Key. Never listens. */
 export async function buildVerifyApp(deps: VerifyDeps) {
   const app = createHttpApp(deps.config, deps.logger);
+  // Every call needs a key, so no CORS: browsers must not hold verification keys.
+  await app.register(conveniencesPlugin, {
+    ...httpConveniences(deps.config),
+    challenge: 'X-API-Key realm="agora-verify"',
+    corsOrigins: [],
+  });
   await app.register(metricsPlugin, { service: 'verify', queues: deps.queues });
   await app.register(authPlugin, { authenticate: createAuthenticator(deps.database.db), header: 'x-api-key' });
   // Per-key budgets; routes with config.rateLimitCost count each address of a batch.
   await app.register(rateLimitPlugin, { redis: deps.redis, config: deps.config, service: 'verify' });
   await app.register(healthRoutes, { checks: readinessChecks(deps) });
+  await registerVerifyOpenApi(app);
   await app.register(verifyRoutes, { deps });
   await app.register(selfCheckRoutes, { deps });
   return app;
