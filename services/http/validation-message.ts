@@ -41,6 +41,19 @@ function requirement(error: SchemaError): string {
         .split(',')
         .map((t) => article(t))
         .join(' or ')}`;
+    case 'minLength':
+      return p.limit === 1 ? 'must not be empty' : `must be at least ${String(p.limit)} characters long`;
+    case 'maxLength':
+      return `must be at most ${String(p.limit)} characters long`;
+    case 'minItems':
+      return `must have at least ${String(p.limit)} entries`;
+    case 'maxItems':
+      return `must have at most ${String(p.limit)} entries`;
+    case 'pattern':
+      // The text parameters' NUL guard (services/qa/schemas.ts NO_NUL) is no pattern a caller should read.
+      return p.pattern === '^[^\\u0000]*$'
+        ? 'must not contain NUL characters'
+        : `must match ${String(p.pattern)}`;
     case 'format':
       return `must be a valid ${String(p.format)}`;
     case 'anyOf':
