@@ -44,9 +44,27 @@ const ERROR_CONTENT = { 'application/json': { schema: { $ref: '#/components/sche
 /** Adds the headers a response really carries to each response of an operation, and the 429 it may get. */
 export function rateLimitDocumentation(
   operation: Operation,
-  options: { rateLimited: boolean; etag: boolean; extra: Record<string, Record<string, unknown>> },
+  options: {
+    rateLimited: boolean;
+    etag: boolean;
+    extra: Record<string, Record<string, unknown>>;
+    challenge?: string;
+  },
 ): void {
   const responses = (operation.responses ??= {});
+  // Any route answers 401 to a wrong key (services/http/auth.ts), with the service's challenge.
+  if (options.challenge && !responses['401']) {
+    responses['401'] = {
+      description: 'Missing, unknown or revoked API key',
+      headers: {
+        'WWW-Authenticate': {
+          description: `The challenge: ${options.challenge}`,
+          schema: { type: 'string' },
+        },
+      },
+      content: ERROR_CONTENT,
+    };
+  }
   if (options.rateLimited && !responses['429']) {
     responses['429'] = {
       description: 'Rate limit exceeded: wait Retry-After seconds',

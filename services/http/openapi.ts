@@ -24,6 +24,8 @@ export interface OpenApiOptions {
   /** Security every operation needs unless it says otherwise. */
   security?: Record<string, string[]>[];
   documented: (url: string) => boolean;
+  /** The WWW-Authenticate challenge of a 401 (services/http/conveniences.ts); documents that 401. */
+  challenge?: string;
   /** Responses carry X-RateLimit-* headers, and 429 with Retry-After is a possible answer. */
   rateLimited: boolean;
   /** 200 answers of GET carry a weak ETag (services/http/etag.ts) for these route URLs. */
@@ -121,6 +123,7 @@ export function finishDocument(document: OpenApiDocument, options: OpenApiOption
     optionalDefaults(operation);
     rateLimitDocumentation(operation, {
       rateLimited: options.rateLimited,
+      challenge: options.challenge,
       etag: method === 'get' && (options.etag?.(path) ?? false),
       extra: Object.fromEntries(
         Object.entries(options.responseHeaders ?? {})

@@ -11,7 +11,7 @@ import { rateLimitPlugin } from '../http/rate-limit.js';
 import { readCachePlugin } from '../http/read-cache.js';
 import { createHttpApp } from '../http/server.js';
 import type { QaDeps } from './deps.js';
-import { registerOpenApi } from './openapi.js';
+import { QA_AUTH_CHALLENGE, registerOpenApi } from './openapi.js';
 import { categoriesRoutes } from './routes/categories.js';
 import { etagPlugin } from '../http/etag.js';
 import { questionsRoutes } from './routes/questions.js';
@@ -29,7 +29,7 @@ export async function buildQaApp(deps: QaDeps) {
   const app = createHttpApp(deps.config, deps.logger);
   await app.register(conveniencesPlugin, {
     ...httpConveniences(deps.config),
-    challenge: 'Bearer realm="agora"',
+    challenge: QA_AUTH_CHALLENGE,
     corsPaths: (path) => path.startsWith('/api/'),
   });
   await app.register(metricsPlugin, { service: 'qa', queues: deps.queues });

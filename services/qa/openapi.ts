@@ -1,6 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { registerOpenApi as registerDocument } from '../http/openapi.js';
 
+/** How a 401 asks for a key (RFC 6750). */
+export const QA_AUTH_CHALLENGE = 'Bearer realm="agora"';
+
 /** The OpenAPI 3.1 document is generated from the route schemas: /api/openapi.json, browsable at /api/docs. */
 export async function registerOpenApi(app: FastifyInstance): Promise<void> {
   await registerDocument(app, {
@@ -15,6 +18,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
     operationIdPrefix: '/api',
     securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
     documented: (url) => url.startsWith('/api/') && !url.startsWith('/api/docs'),
+    challenge: QA_AUTH_CHALLENGE,
     rateLimited: true,
     // services/qa/app.ts registers the ETag plugin for everything under /api.
     etag: (path) => path.startsWith('/api/'),

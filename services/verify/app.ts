@@ -7,7 +7,7 @@ import { metricsPlugin } from '../http/metrics.js';
 import { rateLimitPlugin } from '../http/rate-limit.js';
 import { createHttpApp } from '../http/server.js';
 import type { VerifyDeps } from './deps.js';
-import { registerVerifyOpenApi } from './openapi.js';
+import { registerVerifyOpenApi, VERIFY_AUTH_CHALLENGE } from './openapi.js';
 import { verifyRoutes } from './routes.js';
 import { selfCheckRoutes } from './self-check.js';
 
@@ -17,7 +17,7 @@ export async function buildVerifyApp(deps: VerifyDeps) {
   // Every call needs a key, so no CORS: browsers must not hold verification keys.
   await app.register(conveniencesPlugin, {
     ...httpConveniences(deps.config),
-    challenge: 'X-API-Key realm="agora-verify"',
+    challenge: VERIFY_AUTH_CHALLENGE,
     corsOrigins: [],
   });
   await app.register(metricsPlugin, { service: 'verify', queues: deps.queues });

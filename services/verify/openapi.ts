@@ -1,6 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import { registerOpenApi } from '../http/openapi.js';
 
+/** How a 401 asks for a key: there is no registered scheme for a key in a header, so the header names it. */
+export const VERIFY_AUTH_CHALLENGE = 'X-API-Key realm="agora-verify"';
+
 const OPERATIONS_ROUTES = ['/health', '/ready', '/metrics'];
 
 /** The verification service's OpenAPI 3.1 document at /openapi.json, browsable at /docs. */
@@ -18,6 +21,7 @@ export async function registerVerifyOpenApi(app: FastifyInstance): Promise<void>
     securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'X-API-Key' } },
     security: [{ apiKey: [] }],
     documented: (url) => !OPERATIONS_ROUTES.includes(url) && !url.startsWith('/docs'),
+    challenge: VERIFY_AUTH_CHALLENGE,
     rateLimited: true,
   });
 }

@@ -112,13 +112,14 @@ describe('the OpenAPI documents and docs pages of both services', () => {
     }
   });
 
-  it('documents the response headers: rate limits, Retry-After, ETag and Location', () => {
+  it('documents the response headers: rate limits, Retry-After, WWW-Authenticate, ETag and Location', () => {
     const list = qaDoc.paths['/api/questions']!.get!.responses;
     expect(Object.keys(list['200']!.headers!)).toEqual(
       expect.arrayContaining(['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'ETag']),
     );
     expect(Object.keys(list['429']!.headers!)).toContain('Retry-After');
     expect(list['304']).toBeDefined();
+    expect(list['401']!.headers!['WWW-Authenticate']).toBeDefined();
     expect(Object.keys(qaDoc.paths['/api/questions']!.post!.responses['201']!.headers!)).toContain(
       'Location',
     );
@@ -126,6 +127,7 @@ describe('the OpenAPI documents and docs pages of both services', () => {
     expect(Object.keys(bulk['200']!.headers!)).toContain('X-RateLimit-Remaining');
     expect(bulk['200']!.headers!.ETag).toBeUndefined();
     expect(bulk['429']).toBeDefined();
+    expect(bulk['401']!.headers!['WWW-Authenticate']).toBeDefined();
     expect((verifyDoc as unknown as { security: unknown }).security).toEqual([{ apiKey: [] }]);
   });
 
