@@ -54,6 +54,15 @@ describe('the typed TypeScript client (clients/typescript)', () => {
     }
   });
 
+  it("keeps the README's example identical to clients/typescript/example.ts, which the type check compiles", () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const block = /## Typed client[\s\S]*?```ts\n([\s\S]*?)```/.exec(readme)![1]!;
+    const example = readFileSync(path.join(TYPES_DIR, '..', 'example.ts'), 'utf8')
+      .replace(/^\/\*\*.*\*\/\n/, '')
+      .replace("from './src/index.js'", "from './clients/typescript/src/index.js'");
+    expect(block).toBe(example);
+  });
+
   it('reads the Q&A API with typed parameters and answers', async () => {
     const client = createQaClient({ baseUrl: qaUrl });
     const { data, error, response } = await client.GET('/api/questions', {
