@@ -2,6 +2,7 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildQaApp } from '../../services/qa/app.js';
 import { buildVerifyApp } from '../../services/verify/app.js';
+import { loadConfig } from '../../shared/config.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { addQuestion, addTag, addUser } from '../qa-read/fixtures.js';
 
@@ -113,10 +114,10 @@ describe('HTTP conveniences: compression, CORS, 405, WWW-Authenticate, readable 
   });
 
   it('limits CORS to the configured origins', async () => {
-    const app = await buildQaApp({
-      ...runtime,
-      config: { ...runtime.config, corsOrigins: ['https://allowed.example'] },
-    });
+    const configured = (CORS_ORIGINS: string) => loadConfig({ ...runtime.env, CORS_ORIGINS });
+    expect(() => configured('ftp://files.example')).toThrow(/CORS_ORIGINS/);
+    expect(loadConfig(runtime.env).corsOrigins).toEqual(['*']);
+    const app = await buildQaApp({ ...runtime, config: configured('https://allowed.example') });
     others.push(app);
     const allowed = await app.inject({
       url: '/api/categories',
@@ -128,7 +129,7 @@ describe('HTTP conveniences: compression, CORS, 405, WWW-Authenticate, readable 
     expect(other.statusCode).toBe(200);
     expect(other.headers['access-control-allow-origin']).toBeUndefined();
 
-    const none = await buildQaApp({ ...runtime, config: { ...runtime.config, corsOrigins: [] } });
+    const none = await buildQaApp({ ...runtime, config: configured('') });
     others.push(none);
     const plain = await none.inject({
       url: '/api/categories',
