@@ -128,6 +128,15 @@ export function loadConfig(env: Env = process.env) {
     // Connect, greeting and idle-socket timeout of outgoing mail (newsletter, confirmations).
     smtpTimeoutMs: r.int('SMTP_TIMEOUT_MS', 30_000, 100, 600_000),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 1_048_576, 1024, 104_857_600),
+    // Origins allowed to read the public Q&A API from a browser ('*': any); set it empty to send no CORS headers.
+    corsOrigins:
+      env.CORS_ORIGINS === undefined
+        ? ['*']
+        : r.list('CORS_ORIGINS', (e) => e === '*' || /^https?:\/\/[^/\s]+$/.test(e), "'*' or an origin"),
+    // Load shedding (503 + Retry-After) past this mean event-loop delay or heap size; 0 (the default) turns a check
+    // off: embedded PGlite runs queries on the event loop, so one long query would make a lone process shed.
+    maxEventLoopDelayMs: r.int('MAX_EVENT_LOOP_DELAY_MS', 0, 0, 600_000),
+    maxHeapUsedMb: r.int('MAX_HEAP_USED_MB', 0, 0, 1_048_576),
     shutdownTimeoutMs: r.int('SHUTDOWN_TIMEOUT_MS', 10_000, 100, 600_000),
     // How long a job's lock lives without renewal: a worker that dies loses its jobs to another after this.
     workerLockMs: r.int('WORKER_LOCK_MS', 30_000, 1000, 600_000),

@@ -9,7 +9,8 @@ import type { Queues } from './queues/producer.js';
  * raw URLs; statuses from fixed sets) so a scan of random URLs cannot blow up the series count.
  */
 export const registry = new Registry();
-collectDefaultMetrics({ register: registry, prefix: 'agora_' });
+// No prefix: the standard process_* and nodejs_* names, which stock Node.js dashboards query.
+collectDefaultMetrics({ register: registry });
 
 /** Seconds buckets for HTTP: most answers are milliseconds; bulk verification and ai.php wait up to a minute. */
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];

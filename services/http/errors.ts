@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
 import { AppError } from '../../shared/errors.js';
+import { validationMessage } from './validation-message.js';
 
 export interface ErrorBody {
   error: true;
@@ -16,7 +17,7 @@ function describe(err: FastifyError | AppError | Error): { code: number; message
   const fastifyError = err as FastifyError;
   if (fastifyError.validation) {
     const context = fastifyError.validationContext ?? 'request';
-    return { code: 400, message: `Invalid ${context}: ${fastifyError.message.replace(/^(querystring|body|params|headers)\/?/, '')}` };
+    return { code: 400, message: validationMessage(fastifyError.validation, context) };
   }
   const status = fastifyError.statusCode;
   // Fastify's own client errors (bad JSON, body too large, unsupported media type) carry a safe message.

@@ -11,6 +11,8 @@ import {
 } from '../../shared/ratelimit/limiter.js';
 import type { Redis } from '../../shared/redis.js';
 import { errorBody } from './errors.js';
+import { CORS_PREFLIGHT_ROUTE } from './conveniences.js';
+import { DOCUMENTATION_ROUTES } from './openapi.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -42,8 +44,9 @@ export interface RateLimitPluginOptions {
 
 export const DEFAULT_EXEMPT = ['/health', '/ready', '/metrics'];
 // The operators' panel has its own login and login throttle; its queue board polls every few seconds and would
-// otherwise spend an operator's anonymous budget within minutes.
-const EXEMPT_PREFIXES = ['/admin'];
+// otherwise spend an operator's anonymous budget within minutes. One load of a docs page is a dozen requests, and a
+// CORS preflight is the browser's question, not the caller's request.
+const EXEMPT_PREFIXES = ['/admin', ...DOCUMENTATION_ROUTES, CORS_PREFLIGHT_ROUTE];
 const STORE_WARNING_INTERVAL_MS = 30_000;
 
 type Plan = 'anonymous' | 'authenticated' | 'premium' | 'verify';

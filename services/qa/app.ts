@@ -5,13 +5,14 @@ import { readinessChecks } from '../../shared/runtime.js';
 import { authPlugin } from '../http/auth.js';
 import { healthRoutes } from '../http/health.js';
 import { registerHome } from '../http/home.js';
+import { conveniencesPlugin, httpConveniences } from '../http/conveniences.js';
 import { metricsPlugin } from '../http/metrics.js';
 import { adminPlugin } from '../admin/plugin.js';
 import { rateLimitPlugin } from '../http/rate-limit.js';
 import { readCachePlugin } from '../http/read-cache.js';
 import { createHttpApp } from '../http/server.js';
 import type { QaDeps } from './deps.js';
-import { registerOpenApi } from './openapi.js';
+import { QA_AUTH_CHALLENGE, registerOpenApi } from './openapi.js';
 import { categoriesRoutes } from './routes/categories.js';
 import { etagPlugin } from '../http/etag.js';
 import { questionsRoutes } from './routes/questions.js';
@@ -27,6 +28,11 @@ import { writeRoutes } from './routes/writes/index.js';
 /** The Q&A service: public reads, writes with keys, internal endpoints. Builds the app; never listens. */
 export async function buildQaApp(deps: QaDeps) {
   const app = createHttpApp(deps.config, deps.logger);
+  await app.register(conveniencesPlugin, {
+    ...httpConveniences(deps.config),
+    challenge: QA_AUTH_CHALLENGE,
+    corsPaths: (path) => path.startsWith('/api/'),
+  });
   await app.register(metricsPlugin, { service: 'qa', queues: deps.queues });
   await app.register(helmet, { global: true, contentSecurityPolicy: false });
   // The internal *.php endpoints are posted by forms as well as JSON.

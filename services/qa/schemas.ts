@@ -1,4 +1,5 @@
 import { Type, type TSchema } from '@fastify/type-provider-typebox';
+import { nameComponents } from '../http/components.js';
 
 /** Response and parameter schemas shared by the Q&A routes; they also generate the OpenAPI document. */
 
@@ -172,3 +173,7 @@ export const UserResult = Type.Object({
 });
 
 export const SearchResult = Type.Union([QuestionResult, AnswerResult, UserResult]);
+
+// Named components of the OpenAPI document (services/http/components.ts).
+nameComponents({ Error: ErrorResponse, Category, Pagination, Question, Comment, Answer, AnswerWithComments });
+nameComponents({ QuestionDetail, User, Tag, QuestionResult, AnswerResult, UserResult, SearchResult });

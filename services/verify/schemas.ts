@@ -1,4 +1,5 @@
 import { Type } from '@fastify/type-provider-typebox';
+import { nameComponents } from '../http/components.js';
 import { ValidationError } from '../../shared/errors.js';
 import { VERIFY_MAX_BATCH } from '../../shared/queues/verify.js';
 
@@ -93,3 +94,6 @@ export function checkBulkVerifyBody(body: unknown): Checked<{ emails: string[] }
   if (bad >= 0) return { error: new ValidationError(`emails[${bad}] must be a string`) };
   return { value: { emails: emails as string[] } };
 }
+
+// Named components of the OpenAPI document (services/http/components.ts).
+nameComponents({ Error: ErrorResponse, VerificationResult });

@@ -83,7 +83,7 @@ describe('metrics', () => {
       'agora_verification_results_total',
       'agora_newsletter_digests_sent_total',
       'agora_queue_jobs',
-      'agora_process_cpu_user_seconds_total',
+      'process_cpu_user_seconds_total',
     ]) {
       expect(verifyText).toContain(`# TYPE ${name} `);
     }

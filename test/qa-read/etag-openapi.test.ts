@@ -114,9 +114,11 @@ describe('ETags and the OpenAPI document of the read API', () => {
     const sort = doc.paths['/api/questions'].get.parameters.find((p: { name: string }) => p.name === 'sort');
     expect(sort.schema.enum).toEqual(['newest', 'votes', 'views', 'unanswered']);
     expect(sort.schema.default).toBe('newest');
-    const question =
+    const data =
       doc.paths['/api/questions/{id}'].get.responses['200'].content['application/json'].schema.properties
         .data;
+    // The resource is a named component (#/components/schemas/QuestionDetail).
+    const question = data.$ref ? doc.components.schemas[data.$ref.split('/').pop()] : data;
     expect(Object.keys(question.properties)).toEqual(
       expect.arrayContaining([
         'id',
