@@ -11,6 +11,7 @@ import { usersRepository } from '../shared/db/repositories/users.js';
 import { isUniqueViolation } from '../shared/db/errors.js';
 import { AppError } from '../shared/errors.js';
 import { createPoll } from '../shared/polls/creation.js';
+import { isSecretName, maskSecret } from '../shared/secrets.js';
 import type { Runtime } from '../shared/runtime.js';
 import { bootRuntime, cliLogger, configOrExit } from './process.js';
 
@@ -37,7 +38,7 @@ function list<T extends string>(value: string, allowed: readonly T[], what: stri
 }
 
 function parseSetting(name: string, raw: string): [SettingName, boolean] {
-  if (!(name in SETTING_DEFAULTS)) throw new UsageError(`unknown setting ${name}`);
+  if (!Object.hasOwn(SETTING_DEFAULTS, name)) throw new UsageError(`unknown setting ${name}`);
   if (raw !== 'true' && raw !== 'false') throw new UsageError(`${name} takes true or false`);
   return [name as SettingName, raw === 'true'];
 }
@@ -131,8 +132,9 @@ const commands: Record<string, Command> = {
     print(`created poll ${poll.id}: ${options.map((o) => `${o.id}=${o.text}`).join(', ')}`);
   },
   'settings list': async ({ database }) => {
+    // The settings table also holds the generated app secret (development without APP_SECRET): never print it.
     for (const [name, value] of Object.entries(await settingsRepository(database.db).all()))
-      print(`${name} = ${JSON.stringify(value)}`);
+      print(`${name} = ${isSecretName(name) ? maskSecret(value) : JSON.stringify(value)}`);
   },
 };
 

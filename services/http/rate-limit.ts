@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../../shared/config.js';
+import { clientNetwork } from '../../shared/net/client-network.js';
 import { rateLimitRejections } from '../../shared/metrics.js';
 import { RateLimitedError } from '../../shared/errors.js';
 import {
@@ -41,9 +42,10 @@ export interface RateLimitPluginOptions {
 }
 
 export const DEFAULT_EXEMPT = ['/health', '/ready', '/metrics'];
-// The operators' panel has its own login and login throttle; its queue board polls every few seconds and would
-// otherwise spend an operator's anonymous budget within minutes.
-const EXEMPT_PREFIXES = ['/admin'];
+// The operators' panel is counted once its session is known (onSend): a signed-in operator's queue board polls
+// every few seconds and is not counted, while anonymous /admin requests (the login form, guesses at URLs) spend
+// the anonymous budget like any other request.
+const OPERATOR_PREFIX = '/admin';
 const STORE_WARNING_INTERVAL_MS = 30_000;
 
 type Plan = 'anonymous' | 'authenticated' | 'premium' | 'verify';
@@ -118,7 +120,8 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
 
     const identify = (request: FastifyRequest): [Plan, string] => {
       const principal = request.principal;
-      if (!principal) return ['anonymous', `ip:${request.ip}`];
+      // By client network, not exact address: an IPv6 client owns a whole prefix (RATE_LIMIT_IPV6_PREFIX).
+      if (!principal) return ['anonymous', `ip:${clientNetwork(request.ip, config.rateLimits.ipv6Prefix)}`];
       return [options.service === 'verify' ? 'verify' : principal.plan, `key:${principal.keyId}`];
     };
 
@@ -137,7 +140,11 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
 
     const isExempt = (request: FastifyRequest) => {
       const url = request.routeOptions.url;
-      return url !== undefined && (exempt.has(url) || EXEMPT_PREFIXES.some((p) => url === p || url.startsWith(`${p}/`)));
+      return url !== undefined && exempt.has(url);
+    };
+    const isOperatorRoute = (request: FastifyRequest) => {
+      const url = request.routeOptions.url ?? request.url;
+      return url === OPERATOR_PREFIX || url.startsWith(`${OPERATOR_PREFIX}/`);
     };
     const costOf = (request: FastifyRequest) => request.routeOptions.config?.rateLimitCost;
 
@@ -148,7 +155,7 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
     });
 
     app.addHook('onRequest', async (request, reply) => {
-      if (isExempt(request) || costOf(request)) return;
+      if (isExempt(request) || costOf(request) || isOperatorRoute(request)) return;
       const decision = await count(request, reply, 1);
       if (!decision.allowed) throw refuse(decision);
     });
@@ -163,6 +170,8 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
 
     app.addHook('onSend', async (request, reply, payload) => {
       if (request.rateLimit || isExempt(request)) return payload;
+      // Set by the admin panel once a session cookie checked out (services/admin/plugin.ts).
+      if (request.adminSession) return payload;
       const decision = await count(request, reply, 1);
       if (decision.allowed) return payload;
       // The response was already decided (e.g. a 401 for a bad key); an exhausted budget outranks it.

@@ -26,7 +26,12 @@ import { writeRoutes } from './routes/writes/index.js';
 /** The Q&A service: public reads, writes with keys, internal endpoints. Builds the app; never listens. */
 export async function buildQaApp(deps: QaDeps) {
   const app = createHttpApp(deps.config, deps.logger);
-  await app.register(metricsPlugin, { service: 'qa', queues: deps.queues });
+  await app.register(metricsPlugin, {
+    service: 'qa',
+    queues: deps.queues,
+    token: deps.config.metricsToken,
+    production: deps.config.env === 'production',
+  });
   await app.register(helmet, { global: true, contentSecurityPolicy: false });
   // The internal *.php endpoints are posted by forms as well as JSON.
   await app.register(formbody);

@@ -1,3 +1,4 @@
+import helmet from '@fastify/helmet';
 import { createAuthenticator } from '../../shared/access/authenticate.js';
 import { readinessChecks } from '../../shared/runtime.js';
 import { authPlugin } from '../http/auth.js';
@@ -12,8 +13,18 @@ import { selfCheckRoutes } from './self-check.js';
 /** The email verification service: POST /verify and POST /bulk-verify with X-API-Key. Never listens. */
 export async function buildVerifyApp(deps: VerifyDeps) {
   const app = createHttpApp(deps.config, deps.logger);
-  await app.register(metricsPlugin, { service: 'verify', queues: deps.queues });
-  await app.register(authPlugin, { authenticate: createAuthenticator(deps.database.db), header: 'x-api-key' });
+  await app.register(metricsPlugin, {
+    service: 'verify',
+    queues: deps.queues,
+    token: deps.config.metricsToken,
+    production: deps.config.env === 'production',
+  });
+  // The same security headers as the Q&A service (it serves JSON only, so no CSP is needed either).
+  await app.register(helmet, { global: true, contentSecurityPolicy: false });
+  await app.register(authPlugin, {
+    authenticate: createAuthenticator(deps.database.db),
+    header: 'x-api-key',
+  });
   // Per-key budgets; routes with config.rateLimitCost count each address of a batch.
   await app.register(rateLimitPlugin, { redis: deps.redis, config: deps.config, service: 'verify' });
   await app.register(healthRoutes, { checks: readinessChecks(deps) });
