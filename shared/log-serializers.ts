@@ -53,6 +53,8 @@ export function requestSerializer(req: LoggedRequest) {
 // quotes back (`Key (email)=(…) already exists`).
 const QUERY_FIELDS = ['query', 'params', 'parameters', 'args', 'detail', 'where', 'internal_query'];
 const FAILED_QUERY = /^Failed query: [\s\S]*$/;
+// In a stack, drizzle's message runs from "Failed query: " to the first frame line.
+const FAILED_QUERY_IN_STACK = /Failed query: [\s\S]*?(?=\n\s+at |$)/g;
 const WITHHELD = 'Failed query (SQL and parameters are not logged)';
 
 type Serialized = Record<string, unknown> & { message?: string; stack?: string; cause?: unknown };
@@ -61,11 +63,8 @@ function scrub(value: unknown, depth: number): unknown {
   if (depth > 5 || typeof value !== 'object' || value === null) return value;
   const out: Serialized = { ...(value as Serialized) };
   for (const field of QUERY_FIELDS) delete out[field];
-  if (typeof out.message === 'string' && FAILED_QUERY.test(out.message)) {
-    const original = out.message;
-    out.message = WITHHELD;
-    if (typeof out.stack === 'string') out.stack = out.stack.replace(original, WITHHELD);
-  }
+  if (typeof out.message === 'string' && FAILED_QUERY.test(out.message)) out.message = WITHHELD;
+  if (typeof out.stack === 'string') out.stack = out.stack.replace(FAILED_QUERY_IN_STACK, WITHHELD);
   if (out.cause !== undefined) out.cause = scrub(out.cause, depth + 1);
   return out;
 }

@@ -185,6 +185,9 @@ describe('admin sessions and the login throttle', { timeout: 180_000 }, () => {
     expect(old.status).toBe(303);
     expect(old.headers.get('location')).toBe('/admin/login');
 
+    // Without METRICS_TOKEN, production serves no /metrics on the public port.
+    expect((await http(`${qa.base}/metrics`)).status).toBe(404);
+
     const page = await http(`${qa.base}/admin/login`);
     const cookies = page.headers.getSetCookie();
     expect(cookies.length).toBeGreaterThan(0);
