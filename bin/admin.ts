@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { createApiKey } from '../shared/access/admin.js';
 import { PLANS, SCOPES, type Plan, type Scope } from '../shared/access/keys.js';
+import { adminSessionsRepository } from '../shared/db/repositories/admin-sessions.js';
 import { apiKeysRepository } from '../shared/db/repositories/api-keys.js';
 import {
   SETTING_DEFAULTS,
@@ -21,7 +22,8 @@ const USAGE = `Usage: npm run admin -- <command>
   keys revoke ID
   users create NAME [--display-name TEXT]
   settings set NAME VALUE        (settings: ${Object.keys(SETTING_DEFAULTS).join(', ')})
-  settings list
+  settings list                  (secrets are shown masked)
+  sessions revoke-all            (ends every admin panel session at once)
   polls create --title TEXT --options "A,B,C" [--question ID] [--allow-change] [--json]`;
 
 class UsageError extends Error {}
@@ -130,6 +132,11 @@ const commands: Record<string, Command> = {
     const options = poll.options.map(({ id, text }) => ({ id, text }));
     if (values.json) return print(JSON.stringify({ id: poll.id, title: poll.title, options }));
     print(`created poll ${poll.id}: ${options.map((o) => `${o.id}=${o.text}`).join(', ')}`);
+  },
+  // "Sign out everywhere" for when the panel itself cannot be reached (a lost laptop, a leaked cookie).
+  'sessions revoke-all': async ({ database }) => {
+    const ended = await adminSessionsRepository(database.db).deleteAll();
+    print(`ended ${ended} admin session${ended === 1 ? '' : 's'}`);
   },
   'settings list': async ({ database }) => {
     // The settings table also holds the generated app secret (development without APP_SECRET): never print it.

@@ -3,6 +3,7 @@ import closeWithGrace from 'close-with-grace';
 import { buildQaApp } from '../services/qa/app.js';
 import { buildVerifyApp } from '../services/verify/app.js';
 import { createLogger, redactUrl } from '../shared/logger.js';
+import { developmentSecretWarnings } from '../shared/production-guards.js';
 import { startWorkerMetrics } from '../workers/metrics-server.js';
 import { startWorkerPool, type WorkerPool } from '../workers/pool.js';
 import { bootRuntime, configOrExit } from './process.js';
@@ -24,6 +25,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
   const logger = createLogger(config.logLevel, `agora-${role}`);
   const { runtime, redis } = await bootRuntime(config, logger, { migrate: true, startRedis: true });
   logger.info({ database: runtime.database.kind, redis: redactUrl(redis.url) }, 'runtime ready');
+  for (const warning of developmentSecretWarnings(config)) logger.warn(warning);
 
   const servers: { close(): Promise<void> }[] = [];
   let pool: WorkerPool | undefined;

@@ -42,3 +42,18 @@ export function productionProblems(config: ProductionFacts): string[] {
   }
   return problems;
 }
+
+/** Outside production the same weaknesses only warn: a laptop may run on defaults, but should say so. */
+export function developmentSecretWarnings(config: ProductionFacts & { env: string }): string[] {
+  if (config.env === 'production') return [];
+  const warnings: string[] = [];
+  if (!config.appSecret)
+    warnings.push(
+      'APP_SECRET unset: using a secret generated into the settings table (refused in production)',
+    );
+  if (config.adminToken !== undefined && config.adminToken.length < MIN_CREDENTIAL_LENGTH)
+    warnings.push(
+      `ADMIN_TOKEN has ${config.adminToken.length} characters: production needs at least ${MIN_CREDENTIAL_LENGTH}`,
+    );
+  return warnings;
+}

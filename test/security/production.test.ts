@@ -1,6 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../shared/config.js';
+import { adminSessionsRepository } from '../../shared/db/repositories/admin-sessions.js';
+import { developmentSecretWarnings } from '../../shared/production-guards.js';
 import { loadAppSecret } from '../../shared/secrets.js';
 import { runProcess } from '../support/processes.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
@@ -53,6 +55,13 @@ describe('production configuration', () => {
     expect(loadConfig({ ADMIN_TOKEN: 'a' }).adminToken).toBe('a');
   });
 
+  it('only warns about the same weaknesses outside production', () => {
+    const warnings = developmentSecretWarnings(loadConfig({ ADMIN_TOKEN: 'a' }));
+    expect(warnings.join('\n')).toMatch(/APP_SECRET unset/);
+    expect(warnings.join('\n')).toMatch(/ADMIN_TOKEN has 1 characters/);
+    expect(developmentSecretWarnings(loadConfig({ APP_SECRET, ADMIN_TOKEN }))).toEqual([]);
+  });
+
   it('sets Secure on cookies in production unless COOKIE_SECURE=false; elsewhere follows the request', () => {
     expect(loadConfig({ ...complete, COOKIE_SECURE: 'false' }).cookieSecure).toBe(false);
     expect(loadConfig({}).cookieSecure).toBe('auto');
@@ -101,5 +110,16 @@ describe('production start-up and the admin CLI, as processes', { timeout: 120_0
     expect(stdout).toMatch(/app_secret = \(hidden, \d+ characters\)/);
     expect(stdout).not.toContain(secret);
     expect(stdout).not.toContain(secret.slice(0, 8));
+  });
+
+  it('admin -- sessions revoke-all ends every admin session', async () => {
+    const sessions = adminSessionsRepository(runtime.database.db);
+    const expiresAt = new Date(Date.now() + 3_600_000);
+    await sessions.create({ id: 'a'.repeat(64), tokenFingerprint: 'fp', expiresAt });
+    await sessions.create({ id: 'b'.repeat(64), tokenFingerprint: 'fp', expiresAt });
+    const { code, stdout } = await runProcess('bin/admin.ts', ['sessions', 'revoke-all'], runtime.env);
+    expect(code).toBe(0);
+    expect(stdout).toBe('ended 2 admin sessions\n');
+    expect(await sessions.isLive('a'.repeat(64), 'fp')).toBe(false);
   });
 });
