@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../../shared/config.js';
 import { clientNetwork } from '../../shared/net/client-network.js';
+import { SESSION_COOKIE } from '../admin/session.js';
 import { rateLimitRejections } from '../../shared/metrics.js';
 import { RateLimitedError } from '../../shared/errors.js';
 import {
@@ -42,10 +43,13 @@ export interface RateLimitPluginOptions {
 }
 
 export const DEFAULT_EXEMPT = ['/health', '/ready', '/metrics'];
-// The operators' panel is counted once its session is known (onSend): a signed-in operator's queue board polls
-// every few seconds and is not counted, while anonymous /admin requests (the login form, guesses at URLs) spend
-// the anonymous budget like any other request.
+// A signed-in operator's panel traffic is not counted (the queue board polls every few seconds), but whether a
+// session cookie is real is known only once the panel has checked it: a panel request that carries one is counted
+// in onSend unless it turned out to be a session. Anonymous /admin requests (the login form, guesses at URLs)
+// spend the anonymous budget up front like any other request, and so does every sign-in attempt.
 const OPERATOR_PREFIX = '/admin';
+const LOGIN_ROUTE = '/admin/login';
+const SESSION_COOKIE_PRESENT = new RegExp(`(?:^|;)\\s*${SESSION_COOKIE}=`);
 const STORE_WARNING_INTERVAL_MS = 30_000;
 
 type Plan = 'anonymous' | 'authenticated' | 'premium' | 'verify';
@@ -142,9 +146,12 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
       const url = request.routeOptions.url;
       return url !== undefined && exempt.has(url);
     };
-    const isOperatorRoute = (request: FastifyRequest) => {
+    const awaitsSession = (request: FastifyRequest) => {
       const url = request.routeOptions.url ?? request.url;
-      return url === OPERATOR_PREFIX || url.startsWith(`${OPERATOR_PREFIX}/`);
+      const operatorRoute = url === OPERATOR_PREFIX || url.startsWith(`${OPERATOR_PREFIX}/`);
+      return (
+        operatorRoute && url !== LOGIN_ROUTE && SESSION_COOKIE_PRESENT.test(request.headers.cookie ?? '')
+      );
     };
     const costOf = (request: FastifyRequest) => request.routeOptions.config?.rateLimitCost;
 
@@ -155,7 +162,7 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
     });
 
     app.addHook('onRequest', async (request, reply) => {
-      if (isExempt(request) || costOf(request) || isOperatorRoute(request)) return;
+      if (isExempt(request) || costOf(request) || awaitsSession(request)) return;
       const decision = await count(request, reply, 1);
       if (!decision.allowed) throw refuse(decision);
     });

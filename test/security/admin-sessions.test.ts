@@ -126,6 +126,15 @@ describe('admin sessions and the login throttle', { timeout: 180_000 }, () => {
       statuses.push((await http(`${qa.base}/admin/login`, { headers: as('192.0.2.21') })).status);
     expect(statuses.slice(0, 45).every((s) => s === 200)).toBe(true);
     expect(statuses.slice(45)).toEqual([429, 429]);
+    // Over its budget, the client cannot sign in either, even with the right token: refused before the form runs.
+    const { jar: late, csrf: lateCsrf } = await loginForm(qa.base);
+    const refused = await http(`${qa.base}/admin/login`, {
+      method: 'POST',
+      headers: { ...FORM, ...late.header, 'x-forwarded-for': '192.0.2.21' },
+      body: form({ token: ADMIN_TOKEN, _csrf: lateCsrf }),
+    });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.getSetCookie().some((c) => c.startsWith('agora_admin='))).toBe(false);
 
     const { jar } = await signInAs('192.0.2.22');
     for (let i = 0; i < 10; i++) {
