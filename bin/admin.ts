@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { createApiKey } from '../shared/access/admin.js';
 import { PLANS, SCOPES, type Plan, type Scope } from '../shared/access/keys.js';
+import { adminSessionsRepository } from '../shared/db/repositories/admin-sessions.js';
 import { apiKeysRepository } from '../shared/db/repositories/api-keys.js';
 import {
   SETTING_DEFAULTS,
@@ -11,6 +12,7 @@ import { usersRepository } from '../shared/db/repositories/users.js';
 import { isUniqueViolation } from '../shared/db/errors.js';
 import { AppError } from '../shared/errors.js';
 import { createPoll } from '../shared/polls/creation.js';
+import { isSecretName, maskSecret } from '../shared/secrets.js';
 import type { Runtime } from '../shared/runtime.js';
 import { bootRuntime, cliLogger, configOrExit } from './process.js';
 
@@ -20,7 +22,8 @@ const USAGE = `Usage: npm run admin -- <command>
   keys revoke ID
   users create NAME [--display-name TEXT]
   settings set NAME VALUE        (settings: ${Object.keys(SETTING_DEFAULTS).join(', ')})
-  settings list
+  settings list                  (secrets are shown masked)
+  sessions revoke-all            (ends every admin panel session at once)
   polls create --title TEXT --options "A,B,C" [--question ID] [--allow-change] [--json]`;
 
 class UsageError extends Error {}
@@ -37,7 +40,7 @@ function list<T extends string>(value: string, allowed: readonly T[], what: stri
 }
 
 function parseSetting(name: string, raw: string): [SettingName, boolean] {
-  if (!(name in SETTING_DEFAULTS)) throw new UsageError(`unknown setting ${name}`);
+  if (!Object.hasOwn(SETTING_DEFAULTS, name)) throw new UsageError(`unknown setting ${name}`);
   if (raw !== 'true' && raw !== 'false') throw new UsageError(`${name} takes true or false`);
   return [name as SettingName, raw === 'true'];
 }
@@ -130,9 +133,15 @@ const commands: Record<string, Command> = {
     if (values.json) return print(JSON.stringify({ id: poll.id, title: poll.title, options }));
     print(`created poll ${poll.id}: ${options.map((o) => `${o.id}=${o.text}`).join(', ')}`);
   },
+  // "Sign out everywhere" for when the panel itself cannot be reached (a lost laptop, a leaked cookie).
+  'sessions revoke-all': async ({ database }) => {
+    const ended = await adminSessionsRepository(database.db).deleteAll();
+    print(`ended ${ended} admin session${ended === 1 ? '' : 's'}`);
+  },
   'settings list': async ({ database }) => {
+    // The settings table also holds the generated app secret (development without APP_SECRET): never print it.
     for (const [name, value] of Object.entries(await settingsRepository(database.db).all()))
-      print(`${name} = ${JSON.stringify(value)}`);
+      print(`${name} = ${isSecretName(name) ? maskSecret(value) : JSON.stringify(value)}`);
   },
 };
 

@@ -3,6 +3,7 @@ import closeWithGrace from 'close-with-grace';
 import { buildQaApp } from '../services/qa/app.js';
 import { buildVerifyApp } from '../services/verify/app.js';
 import { createLogger, redactUrl } from '../shared/logger.js';
+import { developmentSecretWarnings } from '../shared/production-guards.js';
 import { startWorkerMetrics } from '../workers/metrics-server.js';
 import { startWorkerPool, type WorkerPool } from '../workers/pool.js';
 import { loadDemoDataIfEmpty } from '../shared/demo/first-start.js';
@@ -46,6 +47,7 @@ export async function main(argv: string[] = process.argv.slice(2)): Promise<void
   });
   logger.info({ database: runtime.database.kind, redis: redactUrl(redis.url) }, 'runtime ready');
   if (role === 'all' || role === 'qa') await loadDemoDataIfEmpty(config, runtime.database, logger);
+  for (const warning of developmentSecretWarnings(config)) logger.warn(warning);
 
   const servers: { close(): Promise<void> }[] = [];
   let pool: WorkerPool | undefined;

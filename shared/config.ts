@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import { productionProblems } from './production-guards.js';
 
 /**
  * One environment schema for every process. Each variable is parsed once at boot; every bad variable is
@@ -123,6 +124,14 @@ export function loadConfig(env: Env = process.env) {
     trustProxy: trustProxy(r, env),
     adminToken: r.string('ADMIN_TOKEN'),
     appSecret: r.string('APP_SECRET'),
+    // Bearer token for GET /metrics on the two HTTP services (docs/security.md "Metrics").
+    metricsToken: r.string('METRICS_TOKEN'),
+    // Secure flag of the admin cookies: always in production unless COOKIE_SECURE=false says the deployment is
+    // plain http; elsewhere 'auto' (set when the request came over https).
+    cookieSecure:
+      env.COOKIE_SECURE?.trim() || env.NODE_ENV?.trim() === 'production'
+        ? r.bool('COOKIE_SECURE', true)
+        : ('auto' as const),
     smtpUrl: r.url('SMTP_URL', ['smtp:', 'smtps:']),
     mailFrom: r.string('MAIL_FROM', 'Agora <no-reply@localhost>'),
     // Connect, greeting and idle-socket timeout of outgoing mail (newsletter, confirmations).
@@ -149,6 +158,8 @@ export function loadConfig(env: Env = process.env) {
     workerMetricsPort: r.int('WORKER_METRICS_PORT', 9464, 0, 65535),
     rateLimits: {
       enabled: r.bool('RATE_LIMIT_ENABLED', true),
+      // An IPv6 client is counted as this prefix of its address (shared/net/client-network.ts).
+      ipv6Prefix: r.int('RATE_LIMIT_IPV6_PREFIX', 64, 8, 128),
       anonymous: {
         hour: r.int('RATE_LIMIT_ANONYMOUS_HOURLY', 60, 1, 1e9),
         day: r.int('RATE_LIMIT_ANONYMOUS_DAILY', 500, 1, 1e9),
@@ -214,6 +225,7 @@ export function loadConfig(env: Env = process.env) {
       bounceLimit: r.int('NEWSLETTER_BOUNCE_LIMIT', 3, 1, 100),
     },
   };
+  if (config.env === 'production') r.problems.push(...productionProblems(config));
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;
 }

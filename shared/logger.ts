@@ -1,4 +1,5 @@
 import { pino, type Logger, type LoggerOptions } from 'pino';
+import { errorSerializer, requestSerializer } from './log-serializers.js';
 
 export type { Logger };
 
@@ -13,6 +14,8 @@ export const loggerOptions = (level: string, name: string): LoggerOptions => ({
     '*.apiKey',
     '*.key',
   ],
+  // Fastify keeps these over its own (they win in its child logger): tokens out of URLs, SQL out of errors.
+  serializers: { req: requestSerializer, err: errorSerializer },
 });
 
 /** Servers log to stdout; command-line tools pass `stderr` so their stdout carries only their output. */

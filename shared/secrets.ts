@@ -13,13 +13,16 @@ export async function loadAppSecret(config: Pick<Config, 'appSecret'>, database:
   await database.query(
     sql`INSERT INTO settings (key, value) VALUES ('app_secret', ${JSON.stringify(candidate)}::jsonb) ON CONFLICT (key) DO NOTHING`,
   );
-  const [row] = await database.query<{ value: string }>(sql`SELECT value FROM settings WHERE key = 'app_secret'`);
+  const [row] = await database.query<{ value: string }>(
+    sql`SELECT value FROM settings WHERE key = 'app_secret'`,
+  );
   return row!.value;
 }
 
 /** Signs `payload` (purpose-scoped, so a token for one use is worthless for another) and verifies it back. */
 export function createSigner(secret: string) {
-  const mac = (purpose: string, payload: string) => createHmac('sha256', secret).update(`${purpose}\n${payload}`).digest('base64url');
+  const mac = (purpose: string, payload: string) =>
+    createHmac('sha256', secret).update(`${purpose}\n${payload}`).digest('base64url');
   return {
     sign(purpose: string, payload: string): string {
       return `${Buffer.from(payload).toString('base64url')}.${mac(purpose, payload)}`;
@@ -34,4 +37,13 @@ export function createSigner(secret: string) {
       return expected.length === given.length && timingSafeEqual(expected, given) ? payload : null;
     },
   };
+}
+
+/** Names of stored values that are credentials (the generated `app_secret`, any *_token, *_key, *_password). */
+export const isSecretName = (name: string): boolean => /secret|token|password|(^|_)key$/i.test(name);
+
+/** What a CLI or page shows instead of a secret: that it is set, and its length, never a character of it. */
+export function maskSecret(value: unknown): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return `(hidden, ${text.length} characters)`;
 }

@@ -102,6 +102,11 @@ export function page(options: PageOptions, body: Html): string {
         </nav>
         <form method="post" action="/admin/logout">
           <input type="hidden" name="_csrf" value="${options.csrf}" /><button type="submit">Log out</button>
+        </form>
+        <form method="post" action="/admin/logout-everywhere">
+          <input type="hidden" name="_csrf" value="${options.csrf}" /><button type="submit">
+            Sign out everywhere
+          </button>
         </form>`
     : html`<nav></nav>`;
   const flash = options.flash

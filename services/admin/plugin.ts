@@ -1,6 +1,8 @@
 import cookie from '@fastify/cookie';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { RateLimiterRedis } from 'rate-limiter-flexible';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { adminSessionsRepository } from '../../shared/db/repositories/admin-sessions.js';
+import { clientNetwork } from '../../shared/net/client-network.js';
 import { createSigner, loadAppSecret } from '../../shared/secrets.js';
 import { errorBody } from '../http/errors.js';
 import type { AdminDeps } from './deps.js';
@@ -20,7 +22,8 @@ declare module 'fastify' {
   }
 }
 
-// Failed logins per client address before the login form answers 429 for the rest of the window.
+// Sign-in attempts per client network before the login form answers 429 for the rest of the window; a success
+// clears the count, so this many failures is what it takes.
 const LOGIN_FAILURES = 10;
 const LOGIN_WINDOW_SECONDS = 15 * 60;
 
@@ -45,7 +48,14 @@ export const adminPlugin: FastifyPluginAsync<{ deps: AdminDeps }> = async (app, 
   }
 
   const signer = createSigner(await loadAppSecret(deps.config, deps.database));
-  const sessions = createAdminSessions(signer, token);
+  const sessions = createAdminSessions(
+    signer,
+    token,
+    adminSessionsRepository(deps.database.db),
+    deps.config.cookieSecure,
+  );
+  // Sessions of a previous ADMIN_TOKEN end here, not only when their cookie comes back.
+  await sessions.prune();
   const loginLimiter = new RateLimiterRedis({
     storeClient: deps.redis,
     keyPrefix: `${deps.config.queuePrefix}admin-login`,
@@ -89,7 +99,7 @@ export const adminPlugin: FastifyPluginAsync<{ deps: AdminDeps }> = async (app, 
     );
 
   app.get('/admin/login', async (request, reply) => {
-    if (sessions.read(request)) return reply.redirect('/admin', 303);
+    if (await sessions.read(request)) return reply.redirect('/admin', 303);
     return loginPage(request, reply, 200);
   });
 
@@ -103,27 +113,31 @@ export const adminPlugin: FastifyPluginAsync<{ deps: AdminDeps }> = async (app, 
         'The form expired or came from another site. Please sign in again.',
       );
     }
-    const client = request.ip;
-    const record = await loginLimiter.get(client);
-    if (record && record.remainingPoints <= 0) {
-      reply.header('retry-after', String(Math.ceil(record.msBeforeNext / 1000)));
+    const client = clientNetwork(request.ip, deps.config.rateLimits.ipv6Prefix);
+    // Charged before the token is compared, in one atomic step: parallel guesses cannot all pass a check made
+    // before any of them was counted.
+    try {
+      await loginLimiter.consume(client);
+    } catch (err) {
+      if (!(err instanceof RateLimiterRes)) throw err;
+      reply.header('retry-after', String(Math.max(1, Math.ceil(err.msBeforeNext / 1000))));
       return loginPage(request, reply, 429, 'Too many failed sign-ins from this address. Try again later.');
     }
     if (!sessions.tokenMatches(body.token)) {
-      await loginLimiter.penalty(client);
-      request.log.warn({ ip: client }, 'admin login failed');
+      request.log.warn({ ip: request.ip }, 'admin login failed');
       return loginPage(request, reply, 401, 'Wrong admin token.');
     }
     await loginLimiter.delete(client);
-    sessions.start(request, reply);
-    request.log.info({ ip: client }, 'admin login');
+    await sessions.prune();
+    await sessions.start(request, reply);
+    request.log.info({ ip: request.ip }, 'admin login');
     return reply.redirect('/admin', 303);
   });
 
   // Everything else needs a session; forms also need their CSRF token.
   await app.register(async (secured: FastifyInstance) => {
     secured.addHook('onRequest', async (request, reply) => {
-      request.adminSession = sessions.read(request);
+      request.adminSession = await sessions.read(request);
       const isApi = request.url.startsWith('/admin/queues/api/');
       if (!request.adminSession) {
         if ((request.method === 'GET' || request.method === 'HEAD') && !isApi)
@@ -133,6 +147,20 @@ export const adminPlugin: FastifyPluginAsync<{ deps: AdminDeps }> = async (app, 
       // SameSite=Strict keeps the cookie off cross-site requests; a foreign Origin is refused outright as well.
       if (request.method !== 'GET' && request.method !== 'HEAD' && !sameOrigin(request)) {
         return reply.status(403).send(errorBody(403, 'Cross-origin request refused'));
+      }
+      // Browsers send Origin with every fetch() that changes state, which is how the queue board calls its API;
+      // a request without one is not the board, so it must prove the session with its CSRF token instead.
+      // (Form posts carry _csrf in the body, checked below.)
+      if (
+        isApi &&
+        request.method !== 'GET' &&
+        request.method !== 'HEAD' &&
+        request.headers.origin === undefined &&
+        !sessions.csrfValid(request.adminSession, request.headers['x-csrf-token'])
+      ) {
+        return reply
+          .status(403)
+          .send(errorBody(403, 'Send an Origin header or the X-CSRF-Token of this session'));
       }
     });
 
@@ -156,8 +184,13 @@ export const adminPlugin: FastifyPluginAsync<{ deps: AdminDeps }> = async (app, 
           );
         }
       });
-      forms.post('/admin/logout', async (_request, reply) => {
-        sessions.end(reply);
+      forms.post('/admin/logout', async (request, reply) => {
+        await sessions.end(request, reply, request.adminSession);
+        return reply.redirect('/admin/login', 303);
+      });
+      forms.post('/admin/logout-everywhere', async (request, reply) => {
+        const ended = await sessions.endAll(request, reply);
+        request.log.info({ ended }, 'admin signed out every session');
         return reply.redirect('/admin/login', 303);
       });
       await dashboardPage(forms, context);

@@ -6,6 +6,10 @@ import type { Principal, Scope } from '../../shared/access/keys.js';
 import { UnauthorizedError } from '../../shared/errors.js';
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** false: the route reads its own Authorization header (GET /metrics); no API key is looked for. */
+    apiKey?: false;
+  }
   interface FastifyRequest {
     /** The API key's owner and plan, or null for an anonymous request. */
     principal: Principal | null;
@@ -35,6 +39,7 @@ export const authPlugin = fp<{ authenticate: Authenticator; header: KeyHeader }>
   async (app: FastifyInstance, { authenticate, header }) => {
     app.decorateRequest('principal', null);
     app.addHook('onRequest', async (request) => {
+      if (request.routeOptions.config?.apiKey === false) return;
       const key = readKey(request, header);
       request.principal = key === undefined ? null : await authenticate(key);
     });

@@ -1,6 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../../shared/config.js';
+import { clientNetwork } from '../../shared/net/client-network.js';
+import { SESSION_COOKIE } from '../admin/session.js';
 import { rateLimitRejections } from '../../shared/metrics.js';
 import { RateLimitedError } from '../../shared/errors.js';
 import {
@@ -43,10 +45,16 @@ export interface RateLimitPluginOptions {
 }
 
 export const DEFAULT_EXEMPT = ['/health', '/ready', '/metrics'];
-// The operators' panel has its own login and login throttle; its queue board polls every few seconds and would
-// otherwise spend an operator's anonymous budget within minutes. One load of a docs page is a dozen requests, and a
-// CORS preflight is the browser's question, not the caller's request.
-const EXEMPT_PREFIXES = ['/admin', ...DOCUMENTATION_ROUTES, CORS_PREFLIGHT_ROUTE];
+// One load of a docs page is a dozen requests, and a CORS preflight is the browser's question, not the caller's
+// request.
+const EXEMPT_PREFIXES = [...DOCUMENTATION_ROUTES, CORS_PREFLIGHT_ROUTE];
+// A signed-in operator's panel traffic is not counted (the queue board polls every few seconds), but whether a
+// session cookie is real is known only once the panel has checked it: a panel request that carries one is counted
+// in onSend unless it turned out to be a session. Anonymous /admin requests (the login form, guesses at URLs)
+// spend the anonymous budget up front like any other request, and so does every sign-in attempt.
+const OPERATOR_PREFIX = '/admin';
+const LOGIN_ROUTE = '/admin/login';
+const SESSION_COOKIE_PRESENT = new RegExp(`(?:^|;)\\s*${SESSION_COOKIE}=`);
 const STORE_WARNING_INTERVAL_MS = 30_000;
 
 type Plan = 'anonymous' | 'authenticated' | 'premium' | 'verify';
@@ -121,7 +129,8 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
 
     const identify = (request: FastifyRequest): [Plan, string] => {
       const principal = request.principal;
-      if (!principal) return ['anonymous', `ip:${request.ip}`];
+      // By client network, not exact address: an IPv6 client owns a whole prefix (RATE_LIMIT_IPV6_PREFIX).
+      if (!principal) return ['anonymous', `ip:${clientNetwork(request.ip, config.rateLimits.ipv6Prefix)}`];
       return [options.service === 'verify' ? 'verify' : principal.plan, `key:${principal.keyId}`];
     };
 
@@ -140,7 +149,17 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
 
     const isExempt = (request: FastifyRequest) => {
       const url = request.routeOptions.url;
-      return url !== undefined && (exempt.has(url) || EXEMPT_PREFIXES.some((p) => url === p || url.startsWith(`${p}/`)));
+      return (
+        url !== undefined &&
+        (exempt.has(url) || EXEMPT_PREFIXES.some((p) => url === p || url.startsWith(`${p}/`)))
+      );
+    };
+    const awaitsSession = (request: FastifyRequest) => {
+      const url = request.routeOptions.url ?? request.url;
+      const operatorRoute = url === OPERATOR_PREFIX || url.startsWith(`${OPERATOR_PREFIX}/`);
+      return (
+        operatorRoute && url !== LOGIN_ROUTE && SESSION_COOKIE_PRESENT.test(request.headers.cookie ?? '')
+      );
     };
     const costOf = (request: FastifyRequest) => request.routeOptions.config?.rateLimitCost;
 
@@ -151,7 +170,7 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
     });
 
     app.addHook('onRequest', async (request, reply) => {
-      if (isExempt(request) || costOf(request)) return;
+      if (isExempt(request) || costOf(request) || awaitsSession(request)) return;
       const decision = await count(request, reply, 1);
       if (!decision.allowed) throw refuse(decision);
     });
@@ -166,6 +185,8 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
 
     app.addHook('onSend', async (request, reply, payload) => {
       if (request.rateLimit || isExempt(request)) return payload;
+      // Set by the admin panel once a session cookie checked out (services/admin/plugin.ts).
+      if (request.adminSession) return payload;
       const decision = await count(request, reply, 1);
       if (decision.allowed) return payload;
       // The response was already decided (e.g. a 401 for a bad key); an exhausted budget outranks it.

@@ -33,7 +33,12 @@ export async function buildQaApp(deps: QaDeps) {
     challenge: QA_AUTH_CHALLENGE,
     corsPaths: (path) => path.startsWith('/api/'),
   });
-  await app.register(metricsPlugin, { service: 'qa', queues: deps.queues });
+  await app.register(metricsPlugin, {
+    service: 'qa',
+    queues: deps.queues,
+    token: deps.config.metricsToken,
+    production: deps.config.env === 'production',
+  });
   await app.register(helmet, { global: true, contentSecurityPolicy: false });
   // The internal *.php endpoints are posted by forms as well as JSON.
   await app.register(formbody);

@@ -1,3 +1,4 @@
+import helmet from '@fastify/helmet';
 import { createAuthenticator } from '../../shared/access/authenticate.js';
 import { readinessChecks } from '../../shared/runtime.js';
 import { authPlugin } from '../http/auth.js';
@@ -21,7 +22,14 @@ export async function buildVerifyApp(deps: VerifyDeps) {
     challenge: VERIFY_AUTH_CHALLENGE,
     corsOrigins: [],
   });
-  await app.register(metricsPlugin, { service: 'verify', queues: deps.queues });
+  await app.register(metricsPlugin, {
+    service: 'verify',
+    queues: deps.queues,
+    token: deps.config.metricsToken,
+    production: deps.config.env === 'production',
+  });
+  // The same security headers as the Q&A service (it serves JSON only, so no CSP is needed either).
+  await app.register(helmet, { global: true, contentSecurityPolicy: false });
   await app.register(authPlugin, {
     authenticate: createAuthenticator(deps.database.db),
     header: 'x-api-key',

@@ -10,7 +10,7 @@ import type { VerifyDeps } from './deps.js';
  * come from outbound port 25 being blocked (cloud providers do it by default). The check resolves the host,
  * opens TCP to host:VERIFY_SMTP_PORT (the private-address guard applies, as for any MX, unless
  * VERIFY_ALLOW_PRIVATE_MX), waits for the SMTP greeting, says QUIT, and checks that VERIFY_HELO_NAME resolves.
- * Needs an X-API-Key with the verify (or admin) scope. See docs/operations.md "Port 25 runbook".
+ * Needs an X-API-Key with the admin scope (403 for a plain verify key). See docs/operations.md "Port 25 runbook".
  */
 
 export const DEFAULT_SELF_CHECK_HOST = 'gmail-smtp-in.l.google.com';
@@ -101,7 +101,8 @@ export const selfCheckRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = 
         querystring: Query,
         response: { 200: SelfCheck, '4xx': ErrorBody, '5xx': ErrorBody },
       },
-      onRequest: requireScope('verify'),
+      // An operator tool: it resolves any name and connects out, so a plain verify key could map internal DNS.
+      onRequest: requireScope('admin'),
     },
     async (request, reply) => {
       const host = (request.query.host ?? DEFAULT_SELF_CHECK_HOST).trim().replace(/\.$/, '');

@@ -5,7 +5,7 @@ import type { Logger } from '../logger.js';
 /**
  * Outgoing mail (newsletter confirmations and digests). With SMTP_URL, a pooled nodemailer SMTP transport;
  * without it (the embedded default, a laptop with no mail server), nodemailer's JSON transport builds the
- * message and we log it, links included, so a developer can still follow a confirmation link.
+ * message and we log its recipient and subject (never its links: they are bearer tokens).
  */
 
 export interface OutgoingMail {
@@ -89,10 +89,11 @@ export function createMailer(
       kind: 'log',
       async send(mail) {
         const info = await transport.sendMail(mail);
-        // Only the logger sees this mail: print what a reader needs (the links live in the text part).
+        // Recipient and subject only: the body carries confirmation and unsubscribe links, which are bearer
+        // tokens and must not sit in logs. To read the mails themselves, point SMTP_URL at a local catcher.
         logger.info(
-          { mail: { to: mail.to, subject: mail.subject, messageId: info.messageId, text: mail.text } },
-          'mail not sent (SMTP_URL unset); logged instead',
+          { mail: { to: mail.to, subject: mail.subject, messageId: info.messageId } },
+          'mail not sent (SMTP_URL unset)',
         );
         return { messageId: info.messageId };
       },

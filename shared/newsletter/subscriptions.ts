@@ -74,6 +74,12 @@ export function newsletterSubscriptions(deps: NewsletterDeps) {
       return MESSAGES.unsubscribed;
     },
 
+    /** Throws the 400 a bad or expired confirmation link deserves; changes nothing (the GET page's check). */
+    async checkConfirmToken(token: string): Promise<void> {
+      const check = (await tokens()).readConfirm(token);
+      if (!check.ok) throw linkError(check.reason);
+    },
+
     async confirm(token: string): Promise<string> {
       const check = (await tokens()).readConfirm(token);
       if (!check.ok) throw linkError(check.reason);

@@ -1,56 +1,49 @@
-import { BlockList, isIPv4, isIPv6 } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
- * Which IP addresses the prober may connect to. A domain's MX (and its A/AAAA) is chosen by
- * whoever owns the domain, so without this check an API caller could make us open SMTP
- * sessions to our own loopback, the cluster network or cloud metadata endpoints.
+ * Which IP addresses the prober (and outbound webhooks) may connect to. A domain's MX (and its A/AAAA) is chosen
+ * by whoever owns the domain, and a webhook URL by whoever registers it, so without this check a caller could
+ * make us open connections to our own loopback, the cluster network or cloud metadata endpoints.
+ *
+ * The rule: only ordinary global unicast is allowed, i.e. an address in no entry of IANA's IPv4 and IPv6
+ * Special-Purpose Address Registries (RFC 6890 and successors) and not multicast. The ranges come from ipaddr.js
+ * (`range()`), which tracks those registries, plus the two entries it lacks. Special-purpose blocks that IANA
+ * marks globally reachable (AS112, AMT, ORCHIDv2, the 2001:1::/48 anycast services) are refused as well: no mail
+ * server or webhook receiver lives there. Addresses that embed an IPv4 address and reach it when connected to
+ * (IPv4-mapped ::ffff:0:0/96, the NAT64 well-known prefix 64:ff9b::/96, 6to4 2002::/16) are judged by that
+ * IPv4 address, or ::ffff:127.0.0.1 would slip through while ::ffff:8.8.8.8 stays usable.
  */
 
-// IANA special-purpose registries (RFC 6890 and successors): nothing here is a public MX.
-const V4_FORBIDDEN: Array<[string, number]> = [
-  ['0.0.0.0', 8], // "this network"
-  ['10.0.0.0', 8], // private
-  ['100.64.0.0', 10], // CGNAT shared space
-  ['127.0.0.0', 8], // loopback
-  ['169.254.0.0', 16], // link-local (cloud metadata lives here)
-  ['172.16.0.0', 12], // private
-  ['192.0.0.0', 24], // IETF protocol assignments
-  ['192.0.2.0', 24], // TEST-NET-1
-  ['192.88.99.0', 24], // deprecated 6to4 relay anycast
-  ['192.168.0.0', 16], // private
-  ['198.18.0.0', 15], // benchmarking
-  ['198.51.100.0', 24], // TEST-NET-2
-  ['203.0.113.0', 24], // TEST-NET-3
-  ['224.0.0.0', 4], // multicast
-  ['240.0.0.0', 4], // reserved, and 255.255.255.255 broadcast
+const ALLOWED_RANGE = 'unicast';
+
+// Registry entries ipaddr.js does not know (yet): refused outright.
+const EXTRA_IPV6: [ipaddr.IPv6, number][] = [
+  ipaddr.IPv6.parseCIDR('::/96'), // IPv4-compatible addresses, deprecated (RFC 4291 §2.5.5.1)
+  ipaddr.IPv6.parseCIDR('100:0:0:1::/64'), // dummy IPv6 prefix (RFC 9780)
 ];
+const NAT64_WELL_KNOWN = ipaddr.IPv6.parseCIDR('64:ff9b::/96');
 
-const V6_FORBIDDEN: Array<[string, number]> = [
-  ['::', 128], // unspecified
-  ['::1', 128], // loopback
-  ['100::', 64], // discard-only
-  ['2001::', 23], // IETF protocol assignments (Teredo, ORCHID, …)
-  ['2001:db8::', 32], // documentation
-  ['3fff::', 20], // documentation (RFC 9637)
-  ['fc00::', 7], // unique local
-  ['fe80::', 10], // link-local
-  ['fec0::', 10], // deprecated site-local
-  ['ff00::', 8], // multicast
-];
+/** The special-purpose range `ip` falls in ('private', 'loopback', 'rfc6145', …), 'unicast' or 'invalid'. */
+export function addressRange(ip: string): string {
+  // Node's strict parser first: ipaddr.js also reads legacy forms (`1.2.3`, `0x7f.1`, `2130706433`).
+  if (isIP(ip) === 0) return 'invalid';
+  let address: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    address = ipaddr.parse(ip.includes(':') ? dottedTailAsHex(ip) : ip);
+  } catch {
+    return 'invalid';
+  }
+  if (address.kind() === 'ipv4') return address.range();
+  const v6 = address as ipaddr.IPv6;
+  if (EXTRA_IPV6.some((cidr) => v6.match(cidr))) return v6.match(EXTRA_IPV6[0]!) ? 'ipv4Compatible' : 'dummy';
+  const embedded = embeddedIPv4(v6);
+  return embedded ? embedded.range() : v6.range();
+}
 
-const forbidden = new BlockList();
-for (const [net, prefix] of V4_FORBIDDEN) forbidden.addSubnet(net, prefix, 'ipv4');
-for (const [net, prefix] of V6_FORBIDDEN) forbidden.addSubnet(net, prefix, 'ipv6');
-
-/** True when `ip` is loopback, private, link-local, CGNAT, multicast, reserved or not an IP. */
+/** True when `ip` is loopback, private, link-local, shared, multicast, reserved, any other special range, or not an IP. */
 export function isForbiddenAddress(ip: string): boolean {
-  if (isIPv4(ip)) return forbidden.check(ip, 'ipv4');
-  if (!isIPv6(ip)) return true;
-  const embedded = embeddedIPv4(ip);
-  // IPv4-mapped, IPv4-compatible, NAT64 and 6to4 addresses reach the embedded IPv4 address:
-  // judge that one, or ::ffff:127.0.0.1 would slip through.
-  if (embedded !== null) return forbidden.check(embedded, 'ipv4');
-  return forbidden.check(ip, 'ipv6');
+  return addressRange(ip) !== ALLOWED_RANGE;
 }
 
 /** Keeps the addresses the prober may use; all of them when private targets are allowed. */
@@ -58,31 +51,24 @@ export function allowedAddresses(ips: readonly string[], allowPrivate: boolean):
   return allowPrivate ? [...ips] : ips.filter((ip) => !isForbiddenAddress(ip));
 }
 
-function embeddedIPv4(ip: string): string | null {
-  const words = expandIPv6(ip);
-  if (words === null) return null;
-  const tail = `${words[6]! >> 8}.${words[6]! & 255}.${words[7]! >> 8}.${words[7]! & 255}`;
-  const zeros = (from: number, to: number): boolean => words.slice(from, to).every((w) => w === 0);
-  if (zeros(0, 5) && words[5] === 0xffff) return tail; // ::ffff:a.b.c.d
-  if (zeros(0, 6) && (words[6] !== 0 || words[7]! > 1)) return tail; // ::a.b.c.d (deprecated)
-  if (words[0] === 0x64 && words[1] === 0xff9b && zeros(2, 6)) return tail; // 64:ff9b::/96 NAT64
-  if (words[0] === 0x2002) return `${words[1]! >> 8}.${words[1]! & 255}.${words[2]! >> 8}.${words[2]! & 255}`; // 6to4
-  return null;
+/**
+ * ipaddr.js reads any IPv6 address with a dotted tail as IPv4-mapped (`::8.8.8.8` becomes ::ffff:8.8.8.8), where
+ * the socket layer connects to the IPv4-compatible ::808:808: rewrite the tail as two hex groups first so both agree.
+ */
+function dottedTailAsHex(ip: string): string {
+  const match = /^(.*:)(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(ip);
+  if (!match) return ip;
+  const octets = match.slice(2).map(Number);
+  if (octets.some((o) => o > 255)) throw new Error('not an address');
+  const group = (a: number, b: number) => ((a << 8) | b).toString(16);
+  return `${match[1]}${group(octets[0]!, octets[1]!)}:${group(octets[2]!, octets[3]!)}`;
 }
 
-function expandIPv6(ip: string): number[] | null {
-  let text = ip.split('%')[0] ?? '';
-  // A dotted IPv4 tail counts as two 16-bit words.
-  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
-  if (dotted?.[1]) {
-    const parts = dotted[1].split('.').map(Number);
-    text = text.slice(0, -dotted[1].length) + `${((parts[0]! << 8) | parts[1]!).toString(16)}:${((parts[2]! << 8) | parts[3]!).toString(16)}`;
-  }
-  const [head = '', tail] = text.split('::');
-  const headWords = head === '' ? [] : head.split(':');
-  const tailWords = tail === undefined || tail === '' ? [] : tail.split(':');
-  const missing = 8 - headWords.length - tailWords.length;
-  if (missing < 0 || (tail === undefined && missing !== 0)) return null;
-  const words = [...headWords, ...Array<string>(missing).fill('0'), ...tailWords].map((w) => parseInt(w, 16));
-  return words.length === 8 && words.every((w) => Number.isInteger(w) && w >= 0 && w <= 0xffff) ? words : null;
+function embeddedIPv4(address: ipaddr.IPv6): ipaddr.IPv4 | null {
+  const p = address.parts;
+  const v4 = (high: number, low: number) => new ipaddr.IPv4([high >> 8, high & 255, low >> 8, low & 255]);
+  if (address.isIPv4MappedAddress()) return v4(p[6]!, p[7]!);
+  if (address.match(NAT64_WELL_KNOWN)) return v4(p[6]!, p[7]!);
+  if (address.range() === '6to4') return v4(p[1]!, p[2]!);
+  return null;
 }

@@ -28,8 +28,9 @@ const configMap = byKind('ConfigMap', 'agora-config')!.data as Record<string, st
 const secrets = {
   DATABASE_URL: 'postgres://u:p@db:5432/agora',
   REDIS_URL: 'redis://redis:6379',
-  ADMIN_TOKEN: 'x',
-  APP_SECRET: 'y',
+  // Production refuses credentials under 32 characters (shared/production-guards.ts).
+  ADMIN_TOKEN: 'x'.repeat(40),
+  APP_SECRET: 'y'.repeat(48),
 };
 
 /** The slowest a job may legitimately run, from the configuration the workers would load. */
@@ -149,7 +150,13 @@ describe('compose.yaml', () => {
   it('sets environments the configuration accepts, and lets workers drain before Docker kills them', () => {
     const resolve = (env: Record<string, string>) =>
       Object.fromEntries(
-        Object.entries(env).map(([k, v]) => [k, String(v).replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1')]),
+        Object.entries(env).map(([k, v]) => [
+          k,
+          // ${X:-default} takes its default; ${X:?message} is required: an operator's value of the right length.
+          String(v)
+            .replace(/\$\{[A-Z_]+:-([^}]*)\}/g, '$1')
+            .replace(/\$\{[A-Z_]+:\?[^}]*\}/g, 's'.repeat(48)),
+        ]),
       );
     for (const s of ['qa', 'verify', 'workers', 'migrate']) {
       expect(() => loadConfig(resolve(services[s]!.environment)), s).not.toThrow();

@@ -25,6 +25,7 @@ describe('GET /verify/self-check', () => {
   let dns: DnsServer;
   const runtimes: TestRuntime[] = [];
   const apps: App[] = [];
+  let adminKey: string;
   let verifyKey: string;
   let writeKey: string;
 
@@ -68,6 +69,9 @@ describe('GET /verify/self-check', () => {
     open = await start({ VERIFY_SMTP_PORT: String(world.port), VERIFY_ALLOW_PRIVATE_MX: 'true' });
     const { database } = runtimes[0]!;
     await usersRepository(database.db).create({ username: 'operator' });
+    adminKey = (
+      await createApiKey(database.db, { username: 'operator', plan: 'authenticated', scopes: ['admin'] })
+    ).key;
     verifyKey = (
       await createApiKey(database.db, { username: 'operator', plan: 'authenticated', scopes: ['verify'] })
     ).key;
@@ -83,20 +87,22 @@ describe('GET /verify/self-check', () => {
     await dns?.close();
   });
 
-  const check = (app: App, host: string, key = verifyKey) =>
+  const check = (app: App, host: string, key = adminKey) =>
     app.inject({
       method: 'GET',
       url: `/verify/self-check?host=${encodeURIComponent(host)}`,
       headers: { 'x-api-key': key },
     });
 
-  it('needs a key with the verify (or admin) scope', async () => {
+  it('is an operator tool: needs a key with the admin scope (a plain verify key is refused)', async () => {
     const none = await open.inject({ method: 'GET', url: '/verify/self-check?host=mx.agora.test' });
     expect(none.statusCode).toBe(401);
     expect(none.json()).toMatchObject({ error: true, code: 401 });
-    const wrongScope = await check(open, 'mx.agora.test', writeKey);
-    expect(wrongScope.statusCode).toBe(403);
-    expect(wrongScope.json()).toMatchObject({ error: true, code: 403 });
+    for (const key of [writeKey, verifyKey]) {
+      const wrongScope = await check(open, 'mx.agora.test', key);
+      expect(wrongScope.statusCode).toBe(403);
+      expect(wrongScope.json()).toMatchObject({ error: true, code: 403 });
+    }
   });
 
   it('reports a working path: connected, 220 greeting, HELO name resolving', async () => {

@@ -43,7 +43,13 @@ describe('POST /api/newsletter-subscribe.php and the confirmation email', () => 
     expect(link.startsWith('http://agora.test/api/newsletter/confirm?token=')).toBe(true);
     expect(mail.html).toContain(link.replace(/&/g, '&amp;'));
 
-    const confirm = await world.app.inject(pathOf(link));
+    // Following the link (a person, or a mail scanner) only shows the button: nothing is confirmed by a GET.
+    const shown = await world.app.inject({ url: pathOf(link), headers: { accept: 'text/html' } });
+    expect(shown.statusCode).toBe(200);
+    expect(shown.body).toContain('<form method="post"');
+    expect(await subscriberByEmail(world.runtime, 'ann@example.test')).toMatchObject({ status: 'pending' });
+
+    const confirm = await world.app.inject({ method: 'POST', url: pathOf(link) });
     expect(confirm.statusCode).toBe(200);
     expect(confirm.json()).toEqual({ success: true, message: MESSAGES.confirmed });
     const row = await subscriberByEmail(world.runtime, 'ann@example.test');
@@ -51,7 +57,11 @@ describe('POST /api/newsletter-subscribe.php and the confirmation email', () => 
     expect(row!.confirmedAt).toBeInstanceOf(Date);
 
     // Following it again is harmless; a browser gets a page.
-    const again = await world.app.inject({ url: pathOf(link), headers: { accept: 'text/html' } });
+    const again = await world.app.inject({
+      method: 'POST',
+      url: pathOf(link),
+      headers: { accept: 'text/html' },
+    });
     expect(again.statusCode).toBe(200);
     expect(again.headers['content-type']).toMatch(/text\/html/);
     expect(again.body).toContain('Subscription confirmed');
@@ -77,7 +87,7 @@ describe('POST /api/newsletter-subscribe.php and the confirmation email', () => 
       frequency: 'daily',
     });
     expect(mail.headers.subject).toBe('Confirm your monthly Agora digest');
-    const res = await world.app.inject(pathOf(mail.links[0]!));
+    const res = await world.app.inject({ method: 'POST', url: pathOf(mail.links[0]!) });
     expect(res.statusCode).toBe(200);
     expect(await subscriberByEmail(world.runtime, 'ann@example.test')).toMatchObject({
       status: 'confirmed',
@@ -118,7 +128,7 @@ describe('POST /api/newsletter-subscribe.php and the confirmation email', () => 
     await world.app.inject(json({ email: 'erin@example.test', action: 'subscribe', frequency: 'daily' }));
     const mail = await world.catcher.waitForMail((m) => m.to.includes('erin@example.test'));
     await world.app.inject(json({ email: 'erin@example.test', action: 'unsubscribe' }));
-    const res = await world.app.inject(pathOf(mail.links[0]!));
+    const res = await world.app.inject({ method: 'POST', url: pathOf(mail.links[0]!) });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ success: false, message: 'This link is not valid', error: true, code: 400 });
     expect(await subscriberByEmail(world.runtime, 'erin@example.test')).toMatchObject({

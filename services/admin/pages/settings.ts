@@ -120,7 +120,8 @@ export async function settingsPages(app: FastifyInstance, { deps, sessions }: Ad
   app.post('/admin/settings', async (request, reply) => {
     const body = formBody(request);
     const submitted = (Array.isArray(body._settings) ? body._settings : [body._settings]).filter(
-      (n): n is SettingName => typeof n === 'string' && n in SETTING_DEFAULTS,
+      // Own names only: `in` would also accept constructor, toString, __proto__… and store them as settings.
+      (n): n is SettingName => typeof n === 'string' && Object.hasOwn(SETTING_DEFAULTS, n),
     );
     const changes: [SettingName, SettingValue][] = [];
     for (const name of new Set(submitted)) {

@@ -14,8 +14,8 @@ import {
 
 /**
  * POST /api/newsletter-subscribe.php and the two links the emails carry:
- * GET /api/newsletter/confirm?token=… (double opt-in) and /api/newsletter/unsubscribe?token=… (GET shows a
- * button; POST unsubscribes, RFC 8058 one-click). See docs/newsletter.md.
+ * /api/newsletter/confirm?token=… (double opt-in) and /api/newsletter/unsubscribe?token=…: for both, GET shows a
+ * button and POST acts (unsubscribe is RFC 8058 one-click). See docs/newsletter.md.
  */
 export const newsletterRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (app, { deps }) => {
   const newsletter = newsletterSubscriptions(deps);
@@ -48,12 +48,42 @@ export const newsletterRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = asy
     },
   );
 
+  // Mail scanners and link previewers fetch every link of a message: GET only shows a button, and the POST it
+  // sends confirms (as the unsubscribe link does), so nobody is subscribed by a scanner.
   app.get(
     '/newsletter/confirm',
     {
       schema: {
         tags: ['internal'],
-        summary: 'Confirm a subscription (the link of the confirmation email)',
+        summary:
+          'The confirmation link: shows a button that POSTs the confirmation (scanners confirm nothing)',
+        querystring: TokenQuery,
+        response: responses,
+      },
+      errorHandler: newsletterErrorHandler,
+    },
+    async (request, reply) => {
+      await newsletter.checkConfirmToken(request.query.token);
+      if (!wantsHtml(request))
+        return { success: true as const, message: 'POST to this address to confirm the subscription.' };
+      const action = `?token=${encodeURIComponent(request.query.token)}`;
+      const form = `<form method="post" action="${action.replace(/"/g, '&quot;')}"><button type="submit">Confirm my subscription</button></form>`;
+      return sendPage(
+        reply,
+        'Confirm your subscription',
+        'Press the button to start receiving the digest.',
+        form,
+      );
+    },
+  );
+
+  app.post(
+    '/newsletter/confirm',
+    {
+      schema: {
+        tags: ['internal'],
+        summary: 'Confirm a subscription (the button of the confirmation page)',
+        description: 'No login: the signed token is the authority. Idempotent.',
         querystring: TokenQuery,
         response: responses,
       },

@@ -48,7 +48,12 @@ export const pollVoteRoute: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async 
       },
     },
     async (request) => {
-      const voter = voterId(request.principal?.userId ?? null, request.ip, secret);
+      const voter = voterId(
+        request.principal?.userId ?? null,
+        request.ip,
+        secret,
+        deps.config.rateLimits.ipv6Prefix,
+      );
       const results = await voting.vote({
         pollId: request.body.poll_id,
         optionId: request.body.option_id,

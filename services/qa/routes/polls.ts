@@ -134,7 +134,7 @@ export const pollsRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (a
       if (!poll) throw new NotFoundError(`Poll ${request.params.id} not found`);
       const yourVote = await polls.voteOf(
         poll.id,
-        voterId(request.principal?.userId ?? null, request.ip, secret),
+        voterId(request.principal?.userId ?? null, request.ip, secret, deps.config.rateLimits.ipv6Prefix),
       );
       return { success: true as const, data: { poll: present(poll, yourVote) } };
     },

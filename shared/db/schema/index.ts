@@ -4,3 +4,4 @@ export * from './newsletter.js';
 export * from './polls.js';
 export * from './views.js';
 export * from './deliveries.js';
+export * from './admin-sessions.js';
