@@ -14,10 +14,8 @@ export const errorBody = (code: number, message: string): ErrorBody => ({ error:
 function describe(err: FastifyError | AppError | Error): { code: number; message: string; headers?: Record<string, string> } {
   if (err instanceof AppError) return { code: err.statusCode, message: err.message, headers: err.headers };
   const fastifyError = err as FastifyError;
-  if (fastifyError.validation) {
-    const context = fastifyError.validationContext ?? 'request';
-    return { code: 400, message: `Invalid ${context}: ${fastifyError.message.replace(/^(querystring|body|params|headers)\/?/, '')}` };
-  }
+  // Already in plain words, naming the field (validation.ts).
+  if (fastifyError.validation) return { code: 400, message: fastifyError.message };
   const status = fastifyError.statusCode;
   // Fastify's own client errors (bad JSON, body too large, unsupported media type) carry a safe message.
   if (status && status >= 400 && status < 500) return { code: status, message: fastifyError.message };

@@ -1,4 +1,5 @@
 import { Type, type TSchema } from '@fastify/type-provider-typebox';
+import { MAX_INT4 } from '../../shared/db/int4.js';
 
 /** Response and parameter schemas shared by the Q&A routes; they also generate the OpenAPI document. */
 
@@ -19,6 +20,9 @@ export const Category = Type.Object({
 });
 
 // ---- parameters ----------------------------------------------------------------------------------------------
+
+/** A row id: an int4 from 1. Larger numbers can name no row and are a 400, never a failed query. */
+export const Id = (description?: string) => Type.Integer({ minimum: 1, maximum: MAX_INT4, description });
 
 /** Page numbers past this are refused rather than sent to PostgreSQL as enormous offsets. */
 export const MAX_PAGE = 1_000_000;
@@ -43,9 +47,6 @@ export const OneOf = <const T extends readonly string[]>(
   fallback: T[number],
   description?: string,
 ) => Type.Enum([...values] as T[number][], { default: fallback, description });
-
-/** Text parameters: PostgreSQL text cannot hold NUL, so a NUL byte is a 400 here rather than a failed query. */
-export const NO_NUL = '^[^\\u0000]*$';
 
 // ---- resources -----------------------------------------------------------------------------------------------
 

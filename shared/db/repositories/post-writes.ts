@@ -2,7 +2,8 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import type { AnswerView } from './answers.js';
 import type { CommentView } from './comments.js';
-import { iso, MAX_INT4, rows } from './pagination.js';
+import { isInt4Id } from '../int4.js';
+import { iso, rows } from './pagination.js';
 
 /**
  * The SQL of asking, answering, commenting, editing and accepting. Counters (answers_count, has_accepted,
@@ -28,7 +29,7 @@ export interface LockedAnswer {
 // Key space of pg_advisory_xact_lock(int, int) for "one user posting a question".
 const POSTING_LOCK = 0x51_41_50; // "QAP"
 
-const validId = (id: number) => Number.isInteger(id) && id >= 1 && id <= MAX_INT4;
+const validId = isInt4Id;
 
 export function postWritesRepository(db: Db) {
   return {

@@ -1,6 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
-import { iso, MAX_INT4, offsetOf, paginate, rows, type PageParams, type Pagination } from './pagination.js';
+import { isInt4Id } from '../int4.js';
+import { iso, offsetOf, paginate, rows, type PageParams, type Pagination } from './pagination.js';
 
 export const USER_SORTS = ['reputation', 'newest', 'name'] as const;
 export type UserSort = (typeof USER_SORTS)[number];
@@ -56,7 +57,7 @@ export function userProfilesRepository(db: Db) {
     },
 
     async find(id: number): Promise<UserProfile | undefined> {
-      if (!Number.isInteger(id) || id < 1 || id > MAX_INT4) return undefined;
+      if (!isInt4Id(id)) return undefined;
       const [row] = await rows<ProfileRow>(db, sql`SELECT ${COLUMNS} FROM users WHERE id = ${id}`);
       return row ? toProfile(row) : undefined;
     },
