@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
 import { AppError } from '../../shared/errors.js';
+import { lingerOnUnreadBody } from './linger.js';
 
 export interface ErrorBody {
   error: true;
@@ -29,6 +30,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (code >= 500) request.log.error({ err }, 'request failed');
     else request.log.info({ code, message }, 'request rejected');
     if (headers) reply.headers(headers);
+    lingerOnUnreadBody(request, reply);
     return reply.status(code).send(errorBody(code, message));
   });
 

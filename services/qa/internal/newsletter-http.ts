@@ -1,6 +1,7 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../../shared/errors.js';
+import { lingerOnUnreadBody } from '../../http/linger.js';
 
 /**
  * Schemas, body validation and the error/HTML rendering of the newsletter routes. Their error body carries
@@ -70,6 +71,7 @@ export function newsletterErrorHandler(err: FastifyError, request: FastifyReques
   if (code >= 500) request.log.error({ err }, 'request failed');
   else request.log.info({ code, message }, 'request rejected');
   if (headers) reply.headers(headers);
+  lingerOnUnreadBody(request, reply);
   reply.status(code);
   // The .php endpoint is called by the site's pages, which read JSON; the links are opened by people.
   if (wantsHtml(request) && !request.url.includes('.php')) return sendPage(reply, 'Newsletter', message);
