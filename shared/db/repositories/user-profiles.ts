@@ -26,11 +26,12 @@ interface ProfileRow extends Omit<UserProfile, 'badges'> {
   badge_bronze: number;
 }
 
-// Each order is an index of the users table; name sorts by display name (what a reader sees), then id.
+// Each order is an index of the users table; name sorts by display name (what a reader sees), case-insensitively
+// and by the collation of migration 0008, then id.
 const ORDER: Record<UserSort, SQL> = {
   reputation: sql`reputation DESC NULLS LAST, id DESC NULLS LAST`,
   newest: sql`created_at DESC NULLS LAST, id DESC NULLS LAST`,
-  name: sql`display_name ASC, id ASC`,
+  name: sql`lower(display_name) COLLATE agora_names ASC, id ASC`,
 };
 
 const COLUMNS = sql`id, username, display_name, avatar, bio, reputation, badge_gold, badge_silver, badge_bronze,
