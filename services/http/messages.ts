@@ -28,11 +28,12 @@ export function fieldName(instancePath: string, extra?: string): string {
   if (extra !== undefined) parts.push(extra);
   let out = '';
   for (const part of parts) {
-    if (/^\d+$/.test(part)) out += `[${part}]`;
+    if (/^\d{1,10}$/.test(part)) out += `[${part}]`;
     else if (/^[A-Za-z_][A-Za-z0-9_-]{0,63}$/.test(part)) out += out === '' ? part : `.${part}`;
     else out += `[${quote(part)}]`;
   }
-  return out;
+  // Deeply nested paths are shortened too: the message quotes a prefix, never the whole input.
+  return out.length > 120 ? `${out.slice(0, 120)}…` : out;
 }
 
 const ARTICLE: Record<string, string> = {

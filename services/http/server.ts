@@ -7,6 +7,7 @@ import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { clientErrorHandler, errorBody, registerErrorHandling } from './errors.js';
 import { registerJsonParser } from './json-body.js';
+import { recordRoutes } from './route-table.js';
 import { registerTextRule } from './text-rule.js';
 import { buildValidator, schemaErrorFormatter } from './validation.js';
 
@@ -44,6 +45,7 @@ export function createHttpApp(config: Pick<Config, 'bodyLimitBytes' | 'trustProx
     schemaController: { compilersFactory: { buildValidator: buildValidator as unknown as ValidatorFactory } },
     schemaErrorFormatter,
   });
+  recordRoutes(app);
   registerJsonParser(app);
   registerTextRule(app);
 
