@@ -59,13 +59,23 @@ export const Pagination = Type.Object({
   per_page: Type.Integer(),
 });
 
+/** `content` is always safe HTML; `content_markdown` is the Markdown source of posts written through the API. */
+const Content = {
+  content: Type.String({ description: 'Safe HTML (sanitised with one allow-list); insert it as HTML' }),
+  content_markdown: Type.Optional(
+    Type.String({
+      description: 'The Markdown source, for posts written through the API (not imported ones)',
+    }),
+  ),
+};
+
 export const Question = Type.Object({
   id: Type.Integer(),
   title: Type.String(),
   slug: Type.String({
     description: 'URL-safe form of the title; GET /questions/{slug} works as well as the id',
   }),
-  content: Type.String(),
+  ...Content,
   votes: Type.Integer(),
   views: Type.Integer(),
   answers_count: Type.Integer(),
@@ -83,7 +93,7 @@ const PostAuthor = Type.Object({ id: Type.Integer(), username: Type.String() });
 
 export const Comment = Type.Object({
   id: Type.Integer(),
-  content: Type.String(),
+  ...Content,
   votes: Type.Integer(),
   author: PostAuthor,
   created_at: Timestamp,
@@ -91,7 +101,7 @@ export const Comment = Type.Object({
 
 export const Answer = Type.Object({
   id: Type.Integer(),
-  content: Type.String(),
+  ...Content,
   votes: Type.Integer(),
   is_accepted: Type.Boolean(),
   author: PostAuthor,

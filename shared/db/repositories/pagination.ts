@@ -42,3 +42,7 @@ export const iso = (column: SQL): SQL =>
   sql`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 export { MAX_INT4 } from '../int4.js';
+
+/** The Markdown source, for posts written through the API only (imported posts are HTML). */
+export const markdownOf = (source: string | null): { content_markdown?: string } =>
+  source === null ? {} : { content_markdown: source };

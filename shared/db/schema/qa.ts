@@ -86,6 +86,8 @@ export const questions = pgTable(
     title: text('title').notNull(),
     slug: text('slug').notNull(),
     content: text('content').notNull(),
+    // Markdown source of a post written through the API (content is its sanitised rendering); migration 0008.
+    contentMarkdown: text('content_markdown'),
     authorId: integer('author_id')
       .notNull()
       .references(() => users.id),
@@ -142,6 +144,8 @@ export const answers = pgTable(
       .notNull()
       .references(() => users.id),
     content: text('content').notNull(),
+    // Markdown source of a post written through the API (content is its sanitised rendering); migration 0008.
+    contentMarkdown: text('content_markdown'),
     votes: integer('votes').notNull().default(0),
     isAccepted: boolean('is_accepted').notNull().default(false),
     createdAt: createdAt(),
@@ -166,6 +170,8 @@ export const comments = pgTable(
       .notNull()
       .references(() => users.id),
     content: text('content').notNull(),
+    // Markdown source of a post written through the API (content is its sanitised rendering); migration 0008.
+    contentMarkdown: text('content_markdown'),
     votes: integer('votes').notNull().default(0),
     createdAt: createdAt(),
   },

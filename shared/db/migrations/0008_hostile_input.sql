@@ -13,4 +13,9 @@ BEGIN
 END
 $$;--> statement-breakpoint
 DROP INDEX IF EXISTS "users_name_idx";--> statement-breakpoint
-CREATE INDEX "users_name_idx" ON "users" USING btree ((lower("display_name") COLLATE agora_names), "id");
+CREATE INDEX "users_name_idx" ON "users" USING btree ((lower("display_name") COLLATE agora_names), "id");--> statement-breakpoint
+-- The Markdown source of posts written through the API (content holds its sanitised HTML rendering); NULL for
+-- imported posts, whose source is HTML.
+ALTER TABLE "questions" ADD COLUMN IF NOT EXISTS "content_markdown" text;--> statement-breakpoint
+ALTER TABLE "answers" ADD COLUMN IF NOT EXISTS "content_markdown" text;--> statement-breakpoint
+ALTER TABLE "comments" ADD COLUMN IF NOT EXISTS "content_markdown" text;
