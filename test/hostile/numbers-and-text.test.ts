@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_INT4 } from '../../shared/db/int4.js';
+import { settingsRepository } from '../../shared/db/repositories/settings.js';
 import { questionBody, writeWorld, type Writer } from '../qa-write/helpers.js';
 import { expectErrorBody } from './support.js';
 
@@ -160,6 +161,27 @@ describe('hostile numbers, text and types', () => {
     expect((await post('/api/questions', { ...questionBody(), title: JSON.parse(ok) })).json().message).toBe(
       'title must be a string',
     );
+  });
+
+  it('ai.php (switched on): deep or long fields are 400s with short messages', async () => {
+    await settingsRepository(world.runtime.database.db).set('ai_enabled', true);
+    try {
+      const deep = `${'['.repeat(10_000)}${']'.repeat(10_000)}`;
+      const nested = await world.app.inject({
+        method: 'POST',
+        url: '/api/ai.php',
+        headers: { 'content-type': 'application/json' },
+        payload: `{"action": ${deep}, "content": "x"}`,
+      });
+      expect(expectErrorBody(nested, 400)).toMatch(/nested deeper than 32/);
+      const long = await post('/api/ai.php', { action: 'y'.repeat(10_000), content: 'x' });
+      expect(expectErrorBody(long, 400)).toMatch(/^Unknown action "y{32}…": expected one of spam_check/);
+      expect(long.body.length).toBeLessThan(300);
+      const numeric = await post('/api/ai.php', { action: 'suggest_tags', content: 'x', limit: 'Infinity' });
+      expect(expectErrorBody(numeric, 400)).toBe('limit must be an integer');
+    } finally {
+      await settingsRepository(world.runtime.database.db).set('ai_enabled', false);
+    }
   });
 
   it('quotes at most a short prefix of the input in a message', async () => {
