@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
 import { AppError } from '../../shared/errors.js';
-import { validationMessage } from './validation-message.js';
+import { lingerOnUnreadBody } from './linger.js';
 
 export interface ErrorBody {
   error: true;
@@ -15,10 +15,8 @@ export const errorBody = (code: number, message: string): ErrorBody => ({ error:
 function describe(err: FastifyError | AppError | Error): { code: number; message: string; headers?: Record<string, string> } {
   if (err instanceof AppError) return { code: err.statusCode, message: err.message, headers: err.headers };
   const fastifyError = err as FastifyError;
-  if (fastifyError.validation) {
-    const context = fastifyError.validationContext ?? 'request';
-    return { code: 400, message: validationMessage(fastifyError.validation, context) };
-  }
+  // Already in plain words, naming the field (validation.ts).
+  if (fastifyError.validation) return { code: 400, message: fastifyError.message };
   const status = fastifyError.statusCode;
   // Fastify's own client errors (bad JSON, body too large, unsupported media type) carry a safe message.
   if (status && status >= 400 && status < 500) return { code: status, message: fastifyError.message };
@@ -32,6 +30,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (code >= 500) request.log.error({ err }, 'request failed');
     else request.log.info({ code, message }, 'request rejected');
     if (headers) reply.headers(headers);
+    lingerOnUnreadBody(request, reply);
     return reply.status(code).send(errorBody(code, message));
   });
 

@@ -1,10 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyBaseLogger, type FastifyReply } from 'fastify';
+import type { ValidatorFactory } from '@fastify/ajv-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../../shared/config.js';
 import type { Logger } from '../../shared/logger.js';
 import { clientErrorHandler, errorBody, registerErrorHandling } from './errors.js';
+import { registerJsonParser } from './json-body.js';
+import { recordRoutes } from './route-table.js';
+import { registerTextRule } from './text-rule.js';
+import { buildValidator, schemaErrorFormatter } from './validation.js';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -35,8 +40,14 @@ export function createHttpApp(config: Pick<Config, 'bodyLimitBytes' | 'trustProx
     // Slow or stuck clients must not pin a socket forever.
     requestTimeout: 120_000,
     connectionTimeout: 130_000,
-    ajv: { customOptions: { coerceTypes: 'array', removeAdditional: false, allErrors: false } },
+    // Query strings and path parameters are coerced, bodies validated strictly; messages in plain words
+    // (validation.ts). The text rule and the JSON depth bound run before validation, for every route.
+    schemaController: { compilersFactory: { buildValidator: buildValidator as unknown as ValidatorFactory } },
+    schemaErrorFormatter,
   });
+  recordRoutes(app);
+  registerJsonParser(app);
+  registerTextRule(app);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -1,5 +1,6 @@
 import { Type, type TSchema } from '@fastify/type-provider-typebox';
 import { nameComponents } from '../http/components.js';
+import { MAX_INT4 } from '../../shared/db/int4.js';
 
 /** Response and parameter schemas shared by the Q&A routes; they also generate the OpenAPI document. */
 
@@ -20,6 +21,9 @@ export const Category = Type.Object({
 });
 
 // ---- parameters ----------------------------------------------------------------------------------------------
+
+/** A row id: an int4 from 1. Larger numbers can name no row and are a 400, never a failed query. */
+export const Id = (description?: string) => Type.Integer({ minimum: 1, maximum: MAX_INT4, description });
 
 /** Page numbers past this are refused rather than sent to PostgreSQL as enormous offsets. */
 export const MAX_PAGE = 1_000_000;
@@ -45,9 +49,6 @@ export const OneOf = <const T extends readonly string[]>(
   description?: string,
 ) => Type.Enum([...values] as T[number][], { default: fallback, description });
 
-/** Text parameters: PostgreSQL text cannot hold NUL, so a NUL byte is a 400 here rather than a failed query. */
-export const NO_NUL = '^[^\\u0000]*$';
-
 // ---- resources -----------------------------------------------------------------------------------------------
 
 const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC' });
@@ -59,13 +60,23 @@ export const Pagination = Type.Object({
   per_page: Type.Integer(),
 });
 
+/** `content` is always safe HTML; `content_markdown` is the Markdown source of posts written through the API. */
+const Content = {
+  content: Type.String({ description: 'Safe HTML (sanitised with one allow-list); insert it as HTML' }),
+  content_markdown: Type.Optional(
+    Type.String({
+      description: 'The Markdown source, for posts written through the API (not imported ones)',
+    }),
+  ),
+};
+
 export const Question = Type.Object({
   id: Type.Integer(),
   title: Type.String(),
   slug: Type.String({
     description: 'URL-safe form of the title; GET /questions/{slug} works as well as the id',
   }),
-  content: Type.String(),
+  ...Content,
   votes: Type.Integer(),
   views: Type.Integer(),
   answers_count: Type.Integer(),
@@ -83,7 +94,7 @@ const PostAuthor = Type.Object({ id: Type.Integer(), username: Type.String() });
 
 export const Comment = Type.Object({
   id: Type.Integer(),
-  content: Type.String(),
+  ...Content,
   votes: Type.Integer(),
   author: PostAuthor,
   created_at: Timestamp,
@@ -91,7 +102,7 @@ export const Comment = Type.Object({
 
 export const Answer = Type.Object({
   id: Type.Integer(),
-  content: Type.String(),
+  ...Content,
   votes: Type.Integer(),
   is_accepted: Type.Boolean(),
   author: PostAuthor,

@@ -7,15 +7,7 @@ import { createVerifier } from '../../shared/verification/index.js';
 import { createBulkVerifier, verifierOptionsFrom } from '../../shared/verification/service.js';
 import { requireScope } from '../http/auth.js';
 import type { VerifyDeps } from './deps.js';
-import {
-  BulkVerifyBody,
-  BulkVerifyResponse,
-  checkBulkVerifyBody,
-  checkVerifyBody,
-  ErrorResponse,
-  VerifyBody,
-  VerifyResponse,
-} from './schemas.js';
+import { BulkVerifyBody, BulkVerifyResponse, ErrorResponse, VerifyBody, VerifyResponse } from './schemas.js';
 
 /**
  * POST /verify answers inline from this process (one address: DNS + one SMTP session, no queue round trip).
@@ -49,7 +41,6 @@ export const verifyRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = asy
         response: { 200: VerifyResponse, ...errors },
       },
       onRequest: guard,
-      validatorCompiler: () => (body: unknown) => checkVerifyBody(body),
     },
     async (request) => {
       try {
@@ -78,7 +69,6 @@ export const verifyRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = asy
         response: { 200: BulkVerifyResponse, ...errors },
       },
       onRequest: guard,
-      validatorCompiler: () => (body: unknown) => checkBulkVerifyBody(body),
       // Each address costs one point of the key's budget (counted once the body is valid).
       config: {
         rateLimitCost: (request: FastifyRequest) => (request.body as { emails: string[] }).emails.length,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
+import { isInt4Id, MAX_INT4 } from '../db/int4.js';
 import { rows } from '../db/repositories/pagination.js';
 import type { Redis } from '../redis.js';
 
@@ -47,7 +48,6 @@ export interface FlushResult {
 
 // Recorded batch ids are only needed while their Redis key may still exist; a day is far beyond any retry.
 const KEEP_BATCH_IDS = sql`interval '1 day'`;
-const MAX_INT4 = 2_147_483_647;
 const LOCK_TIMEOUT = '5s';
 
 export function viewFlusher(deps: { db: Db; redis: Redis; prefix: string }) {
@@ -65,7 +65,7 @@ export function viewFlusher(deps: { db: Db; redis: Redis; prefix: string }) {
     const raw = await deps.redis.hgetall(keys.batch(batchId));
     const counts = Object.entries(raw)
       .map(([field, value]) => [Number(field), Number(value)] as const)
-      .filter(([id, n]) => Number.isInteger(id) && id >= 1 && id <= MAX_INT4 && Number.isInteger(n) && n > 0)
+      .filter(([id, n]) => isInt4Id(id) && Number.isInteger(n) && n > 0)
       .sort(([a], [b]) => a - b);
     const ids = `{${counts.map(([id]) => id).join(',')}}`;
     const ns = `{${counts.map(([, n]) => Math.min(n, MAX_INT4)).join(',')}}`;

@@ -7,6 +7,7 @@ import { votesRepository } from '../db/repositories/votes.js';
 import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import { acceptEffect, mergeDeltas, voteChange, type PostKind, type VoteValue } from './reputation.js';
 import { firstFreeSlug, slugify, tagSlug } from './slug.js';
+import { renderComment, renderPost } from './content.js';
 import { checkComment, checkContent, checkTitle, normaliseTags } from './validation.js';
 
 /**
@@ -113,7 +114,7 @@ export function qaWrites(db: Db, config: Pick<Config, 'qa'>) {
   return {
     async askQuestion(actor: Actor, input: QuestionInput): Promise<number> {
       const title = checkTitle(input.title);
-      const content = checkContent(input.content);
+      const content = renderPost(checkContent(input.content));
       const tags = normaliseTags(input.tags);
       return transaction(async (repos) => {
         await checkCategory(repos, input.category);
@@ -151,7 +152,7 @@ export function qaWrites(db: Db, config: Pick<Config, 'qa'>) {
       await transaction(async (repos) => {
         await lockOwnQuestion(repos, actor, questionId);
         const title = changes.title === undefined ? undefined : checkTitle(changes.title);
-        const content = changes.content === undefined ? undefined : checkContent(changes.content);
+        const content = changes.content === undefined ? undefined : renderPost(checkContent(changes.content));
         const tags = changes.tags === undefined ? undefined : normaliseTags(changes.tags);
         await checkCategory(repos, changes.category);
         if (tags) await repos.posts.setQuestionTags(questionId, await resolveTags(repos, actor, tags));
@@ -160,7 +161,7 @@ export function qaWrites(db: Db, config: Pick<Config, 'qa'>) {
     },
 
     async answer(actor: Actor, questionId: number, text: string): Promise<number> {
-      const content = checkContent(text);
+      const content = renderPost(checkContent(text));
       return transaction(async (repos) => {
         if (!(await repos.posts.lockQuestion(questionId))) throw new NotFoundError('Question not found');
         return repos.posts.insertAnswer({ questionId, authorId: actor.userId, content });
@@ -173,12 +174,12 @@ export function qaWrites(db: Db, config: Pick<Config, 'qa'>) {
         if (!answer) throw new NotFoundError('Answer not found');
         if (answer.authorId !== actor.userId)
           throw new ForbiddenError('Only the author can edit this answer');
-        await repos.posts.updateAnswer(answerId, checkContent(text));
+        await repos.posts.updateAnswer(answerId, renderPost(checkContent(text)));
       });
     },
 
     async comment(actor: Actor, target: { kind: PostKind; id: number }, text: string): Promise<number> {
-      const content = checkComment(text);
+      const content = renderComment(checkComment(text));
       return transaction(async (repos) => {
         if (target.kind === 'question') {
           if (!(await repos.posts.lockQuestion(target.id))) throw new NotFoundError('Question not found');

@@ -6,6 +6,7 @@ import { identicon } from '../demo/people.js';
 import { slugify } from '../demo/slug.js';
 import { badgeClass } from './badges.js';
 import { dumpDate, dumpInt, parseTagList, readDumpRows } from './xml-rows.js';
+import { sanitizePostHtml, textToHtml } from '../qa/content.js';
 
 /**
  * Stage one: stream each dump file into temporary tables (dropped at commit), keeping only the attributes we
@@ -166,7 +167,8 @@ export async function stageDump(session: BulkSession, dir: string): Promise<Stag
       dumpDate(a.LastEditDate) ?? created,
       dumpInt(a.Score) ?? 0,
       dumpInt(a.ViewCount) ?? 0,
-      a.Body ?? '',
+      // Imported HTML goes through the same allow-list as rendered Markdown (shared/qa/content.ts).
+      sanitizePostHtml(a.Body ?? ''),
       a.Title ?? null,
       type === 1 ? slugify(a.Title ?? '') : null,
       tags.join('|'),
@@ -227,7 +229,8 @@ export async function stageDump(session: BulkSession, dir: string): Promise<Stag
         id,
         post,
         dumpInt(a.Score) ?? 0,
-        a.Text ?? '',
+        // Comment text is plain text in the dump; content is HTML everywhere, so it is escaped.
+        textToHtml(a.Text ?? ''),
         dumpDate(a.CreationDate),
         owner,
         orphanKey,

@@ -312,7 +312,11 @@ describe('POST /api/ai.php', () => {
       ['array content', { action: 'spam_check', content: ['a', 'b'] }, /content must be a string/],
       ['object content', { action: 'spam_check', content: { text: 'a' } }, /content must be a string/],
       ['a numeric title', { action: 'quality_check', content: 'x', title: 5 }, /title must be a string/],
-      ['a title too long', { action: 'quality_check', content: 'x', title: 't'.repeat(301) }, /title is 301/],
+      [
+        'a title too long',
+        { action: 'quality_check', content: 'x', title: 't'.repeat(301) },
+        /title must be at most 300 characters \(got 301\)/,
+      ],
       ['limit 0', { action: 'suggest_tags', content: 'x', limit: 0 }, /limit must be/],
       ['limit 21', { action: 'suggest_tags', content: 'x', limit: 21 }, /limit must be/],
       ['a fractional limit', { action: 'suggest_tags', content: 'x', limit: 2.5 }, /limit must be/],

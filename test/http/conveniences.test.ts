@@ -181,13 +181,14 @@ describe('HTTP conveniences: compression, CORS, 405, WWW-Authenticate, readable 
     const sort = await qa.inject('/api/questions?sort=bogus');
     expect(sort.statusCode).toBe(400);
     expect(sort.json().message).toBe(
-      'Invalid query parameter sort: must be one of "newest", "votes", "views", "unanswered"',
+      'Invalid query: Unknown sort "bogus": expected one of newest, votes, views, unanswered',
     );
     const missing = await qa.inject('/api/search');
     expect(missing.statusCode).toBe(400);
-    expect(missing.json().message).toBe('Missing query parameter q');
+    expect(missing.json().message).toMatch(/^Invalid query: q is required$/);
     const low = await qa.inject('/api/questions?limit=0');
-    expect(low.json().message).toBe('Invalid query parameter limit: must be >= 1');
+    expect(low.json().message).toMatch(/^Invalid query: limit must be /);
+    expect(low.json().message).not.toMatch(/querystring|must have required property|\s{2}/);
   });
 
   it('sheds load with 503 and Retry-After past the configured heap, still answering /health', async () => {

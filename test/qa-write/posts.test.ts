@@ -39,7 +39,8 @@ describe('answers, comments, votes and acceptance', () => {
       success: true,
       data: {
         id: expect.any(Number),
-        content: ANSWER,
+        content: `<p>${ANSWER}</p>`,
+        content_markdown: ANSWER,
         votes: 0,
         is_accepted: false,
         author: { id: helper.id, username: 'helper' },
@@ -85,6 +86,7 @@ describe('answers, comments, votes and acceptance', () => {
     expect(onQuestion.json().data).toEqual({
       id: expect.any(Number),
       content: COMMENT,
+      content_markdown: COMMENT,
       votes: 0,
       author: { id: other.id, username: 'other' },
       created_at: expect.any(String),

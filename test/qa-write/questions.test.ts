@@ -31,7 +31,9 @@ describe('asking and editing questions', () => {
       id: expect.any(Number),
       title: 'How do I keep my fermentation temperature stable?',
       slug: 'how-do-i-keep-my-fermentation-temperature-stable',
-      content: body.content,
+      // Markdown in, sanitised HTML out, the source alongside (docs/writes.md, "Content").
+      content: `<p>${body.content}</p>`,
+      content_markdown: body.content,
       votes: 0,
       views: 0,
       answers_count: 0,
@@ -176,7 +178,7 @@ describe('asking and editing questions', () => {
       success: true,
       data: { id: created.id, title: created.title, slug: created.slug, tags: ['ipa', 'lager'] },
     });
-    expect(res.json().data.content).toMatch(/^Edited:/);
+    expect(res.json().data.content).toMatch(/^<p>Edited:/);
     const [hops] = await world.runtime.database.query<{ n: number }>(
       sql`SELECT count(*)::int AS n FROM question_tags qt JOIN tags t ON t.id = qt.tag_id WHERE t.name = 'hops' AND qt.question_id = ${created.id}`,
     );

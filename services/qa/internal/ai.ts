@@ -6,10 +6,15 @@ import {
   AI_MAX_TITLE_LENGTH,
 } from '../../../shared/ai/limits.js';
 import { settingsRepository } from '../../../shared/db/repositories/settings.js';
-import { AppError, ForbiddenError, ServiceUnavailableError } from '../../../shared/errors.js';
+import {
+  AppError,
+  ForbiddenError,
+  ServiceUnavailableError,
+  ValidationError,
+} from '../../../shared/errors.js';
 import type { QaDeps } from '../deps.js';
 import { ErrorResponse } from '../schemas.js';
-import { AiRequestBody, AiResponse, parseAiRequest } from './ai-request.js';
+import { AiRequestBody, AiResponse } from './ai-request.js';
 
 /**
  * POST /api/ai.php — spam_check, quality_check, suggest_tags, chat. The models live in the `ai` workers: this handler
@@ -42,17 +47,16 @@ export const aiRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (app,
           throw new ForbiddenError('AI features are disabled on this site');
         }
       },
-      // Our own checks instead of Ajv's: Ajv coerces types (123 would pass as "123"), and a client deserves to read
-      // which field is wrong in plain words. The schema above still documents the body.
-      validatorCompiler: () => (body: unknown) => parseAiRequest(body),
     },
     async (request) => {
       const { action, content, title, limit } = request.body;
+      // The schema checks types and lengths; blank content is refused like empty content: no action can use it.
+      if (content.trim() === '') throw new ValidationError('content must not be empty');
       const payload = {
         action,
         content,
         ...(action === 'quality_check' && title !== undefined ? { title } : {}),
-        ...(action === 'suggest_tags' && limit !== undefined ? { limit: Number(limit) } : {}),
+        ...(action === 'suggest_tags' && limit !== undefined ? { limit } : {}),
         expiresAt: Date.now() + deadlineMs,
         requestId: request.id,
       };

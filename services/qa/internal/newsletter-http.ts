@@ -1,7 +1,7 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, ValidationError } from '../../../shared/errors.js';
-import { FREQUENCIES, isFrequency, type Frequency } from '../../../shared/newsletter/frequency.js';
+import { AppError } from '../../../shared/errors.js';
+import { lingerOnUnreadBody } from '../../http/linger.js';
 
 /**
  * Schemas, body validation and the error/HTML rendering of the newsletter routes. Their error body carries
@@ -18,10 +18,14 @@ export const NewsletterError = Type.Object(
 
 export const SubscribeBody = Type.Object(
   {
-    email: Type.String({ maxLength: 254, description: 'The address to subscribe or unsubscribe' }),
+    email: Type.String({
+      minLength: 1,
+      maxLength: 254,
+      description: 'The address to subscribe or unsubscribe',
+    }),
     action: Type.Union([Type.Literal('subscribe'), Type.Literal('unsubscribe')]),
     frequency: Type.Optional(
-      Type.Union([Type.Literal('daily'), Type.Literal('weekly'), Type.Literal('monthly')], {
+      Type.Union([Type.Literal('daily'), Type.Literal('weekly'), Type.Literal('monthly'), Type.Literal('')], {
         description: 'subscribe only; default weekly (an empty form field counts as absent)',
       }),
     ),
@@ -33,31 +37,6 @@ export const TokenQuery = Type.Object({
   token: Type.String({ description: 'The signed token from the email link' }),
 });
 
-export type SubscribeRequest = { email: string; action: 'subscribe' | 'unsubscribe'; frequency: Frequency };
-
-const fail = (message: string) => ({ error: new ValidationError(message) });
-
-/** Our own checks instead of Ajv's, for plain-words messages and no type coercion (a repeated form field is an array). */
-export function parseSubscribeBody(body: unknown): { value: SubscribeRequest } | { error: ValidationError } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    return fail('Send a JSON object or a form with the fields email, action and frequency');
-  }
-  const { email, action, frequency } = body as Record<string, unknown>;
-  if (email === undefined || email === '') return fail('email is required');
-  if (typeof email !== 'string') return fail('email must be a string');
-  if (email.length > 254) return fail('email must be a valid email address');
-  if (action === undefined || action === '') return fail('action is required: subscribe or unsubscribe');
-  if (action !== 'subscribe' && action !== 'unsubscribe') {
-    return fail(`Unknown action ${JSON.stringify(action)}: expected subscribe or unsubscribe`);
-  }
-  if (action === 'unsubscribe' || frequency === undefined || frequency === '') {
-    return { value: { email, action, frequency: 'weekly' } };
-  }
-  if (!isFrequency(frequency))
-    return fail(`Unknown frequency ${JSON.stringify(frequency)}: expected one of ${FREQUENCIES.join(', ')}`);
-  return { value: { email, action, frequency } };
-}
-
 function describe(err: FastifyError | Error): {
   code: number;
   message: string;
@@ -65,11 +44,7 @@ function describe(err: FastifyError | Error): {
 } {
   if (err instanceof AppError) return { code: err.statusCode, message: err.message, headers: err.headers };
   const fastifyError = err as FastifyError;
-  if (fastifyError.validation)
-    return {
-      code: 400,
-      message: `Invalid ${fastifyError.validationContext ?? 'request'}: ${fastifyError.message}`,
-    };
+  if (fastifyError.validation) return { code: 400, message: fastifyError.message };
   const status = fastifyError.statusCode;
   if (status && status >= 400 && status < 500) return { code: status, message: fastifyError.message };
   return { code: 500, message: 'Internal server error' };
@@ -96,6 +71,7 @@ export function newsletterErrorHandler(err: FastifyError, request: FastifyReques
   if (code >= 500) request.log.error({ err }, 'request failed');
   else request.log.info({ code, message }, 'request rejected');
   if (headers) reply.headers(headers);
+  lingerOnUnreadBody(request, reply);
   reply.status(code);
   // The .php endpoint is called by the site's pages, which read JSON; the links are opened by people.
   if (wantsHtml(request) && !request.url.includes('.php')) return sendPage(reply, 'Newsletter', message);

@@ -6,7 +6,6 @@ import {
   newsletterErrorHandler,
   NewsletterResult,
   sendPage,
-  parseSubscribeBody,
   SubscribeBody,
   TokenQuery,
   wantsHtml,
@@ -35,11 +34,12 @@ export const newsletterRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = asy
         body: SubscribeBody,
         response: responses,
       },
-      validatorCompiler: () => (body: unknown) => parseSubscribeBody(body),
       errorHandler: newsletterErrorHandler,
     },
     async (request) => {
-      const { email, action, frequency = 'weekly' } = request.body;
+      const { email, action } = request.body;
+      // An empty form field counts as absent.
+      const frequency = request.body.frequency || 'weekly';
       const message =
         action === 'subscribe'
           ? await newsletter.subscribe(email, frequency, request.id)

@@ -1,18 +1,17 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ValidationError } from '../../../shared/errors.js';
 import { pollVoting } from '../../../shared/polls/voting.js';
 import { voterId } from '../../../shared/polls/voter.js';
 import { loadAppSecret } from '../../../shared/secrets.js';
+import { MAX_INT4 } from '../../../shared/db/int4.js';
 import type { QaDeps } from '../deps.js';
 import { ErrorResponse } from '../schemas.js';
 import { PollResult } from '../routes/polls.js';
 
 // Ids are PostgreSQL integers: anything larger cannot exist, and must be a 400/404, never a database error.
-const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
-const FIELDS = ['poll_id', 'option_id'] as const;
+const Id = Type.Integer({ minimum: 1, maximum: MAX_INT4 });
 
 /**
- * POST /api/poll-vote.php {poll_id, option_id}, as JSON or a form. The voter is the key's user when a Bearer key
+ * POST /api/poll-vote.php {poll_id, option_id}, as JSON (integers) or a form (digits; see services/http/validation.ts). The voter is the key's user when a Bearer key
  * is sent, otherwise the client (see shared/polls/voter.ts).
  */
 export const pollVoteRoute: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (app, { deps }) => {
@@ -34,17 +33,6 @@ export const pollVoteRoute: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async 
           '4xx': ErrorResponse,
           '5xx': ErrorResponse,
         },
-      },
-      // Form fields arrive as strings and are coerced; JSON true/null/[..] must not coerce to an id.
-      preValidation: async (request) => {
-        const body = request.body as Record<string, unknown> | undefined;
-        if (!body || typeof body !== 'object') return;
-        for (const field of FIELDS) {
-          const value = body[field];
-          if (value !== undefined && typeof value !== 'number' && typeof value !== 'string') {
-            throw new ValidationError(`Invalid body: ${field} must be an integer`);
-          }
-        }
       },
     },
     async (request) => {

@@ -8,6 +8,7 @@ import { isClosed, POLL_LIMITS } from '../../../shared/polls/rules.js';
 import { voterId } from '../../../shared/polls/voter.js';
 import { loadAppSecret } from '../../../shared/secrets.js';
 import { requireScope } from '../../http/auth.js';
+import { MAX_INT4 } from '../../../shared/db/int4.js';
 import type { QaDeps } from '../deps.js';
 import { ErrorResponse, success } from '../schemas.js';
 
@@ -27,7 +28,7 @@ export const PollResult = Type.Object({
 });
 
 const Timestamp = Type.String({ format: 'date-time' });
-const Id = Type.Integer({ minimum: 1, maximum: 2_147_483_647 });
+const Id = Type.Integer({ minimum: 1, maximum: MAX_INT4 });
 
 const Poll = Type.Object({
   id: Type.Integer(),

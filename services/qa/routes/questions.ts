@@ -10,7 +10,7 @@ import {
   Answer,
   ErrorResponse,
   Limit,
-  NO_NUL,
+  Id,
   OneOf,
   Page,
   Pagination,
@@ -19,11 +19,9 @@ import {
   success,
 } from '../schemas.js';
 
-const MAX_INT4 = 2_147_483_647;
-
 // An id (digits) or a slug; longer keys cannot name a question, and the router caps parameters at 500 characters.
 const QuestionKey = Type.Object({
-  id: Type.String({ minLength: 1, maxLength: 500, pattern: NO_NUL, description: 'Question id or slug' }),
+  id: Type.String({ minLength: 1, maxLength: 500, description: 'Question id or slug' }),
 });
 
 const INCLUDE = /^(answers|comments)(,(answers|comments))*$/;
@@ -48,12 +46,8 @@ export const questionsRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = asyn
           page: Page,
           limit: Limit,
           sort: OneOf(QUESTION_SORTS, 'newest', 'unanswered: questions without answers, newest first'),
-          tag: Type.Optional(
-            Type.String({ minLength: 1, maxLength: 100, pattern: NO_NUL, description: 'Tag slug' }),
-          ),
-          category: Type.Optional(
-            Type.Integer({ minimum: 1, maximum: MAX_INT4, description: 'Category id' }),
-          ),
+          tag: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Tag slug' })),
+          category: Type.Optional(Id('Category id')),
         }),
         response: {
           200: success(Type.Object({ questions: Type.Array(Question), pagination: Pagination })),

@@ -1,6 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
-import { iso, rows } from './pagination.js';
+import { iso, markdownOf, rows } from './pagination.js';
 
 export const ANSWER_SORTS = ['votes', 'newest', 'oldest'] as const;
 export type AnswerSort = (typeof ANSWER_SORTS)[number];
@@ -8,6 +8,7 @@ export type AnswerSort = (typeof ANSWER_SORTS)[number];
 export interface AnswerView {
   id: number;
   content: string;
+  content_markdown?: string;
   votes: number;
   is_accepted: boolean;
   author: { id: number; username: string };
@@ -17,6 +18,7 @@ export interface AnswerView {
 interface AnswerRow {
   id: number;
   content: string;
+  content_markdown: string | null;
   votes: number;
   is_accepted: boolean;
   created_at: string;
@@ -34,6 +36,7 @@ const ORDER: Record<AnswerSort, SQL> = {
 const toView = (r: AnswerRow): AnswerView => ({
   id: r.id,
   content: r.content,
+  ...markdownOf(r.content_markdown),
   votes: r.votes,
   is_accepted: r.is_accepted,
   author: { id: r.author_id, username: r.author_username },
@@ -46,7 +49,7 @@ export function answersRepository(db: Db) {
     async listForQuestion(questionId: number, sort: AnswerSort): Promise<AnswerView[]> {
       const found = await rows<AnswerRow>(
         db,
-        sql`SELECT a.id, a.content, a.votes, a.is_accepted, ${iso(sql`a.created_at`)} AS created_at,
+        sql`SELECT a.id, a.content, a.content_markdown, a.votes, a.is_accepted, ${iso(sql`a.created_at`)} AS created_at,
                    u.id AS author_id, u.username AS author_username
             FROM answers a JOIN users u ON u.id = a.author_id
             WHERE a.question_id = ${questionId}

@@ -1,10 +1,11 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
-import { iso, rows } from './pagination.js';
+import { iso, markdownOf, rows } from './pagination.js';
 
 export interface CommentView {
   id: number;
   content: string;
+  content_markdown?: string;
   votes: number;
   author: { id: number; username: string };
   created_at: string;
@@ -13,6 +14,7 @@ export interface CommentView {
 interface CommentRow {
   id: number;
   content: string;
+  content_markdown: string | null;
   votes: number;
   created_at: string;
   author_id: number;
@@ -23,12 +25,13 @@ interface CommentRow {
 const toView = (r: CommentRow): CommentView => ({
   id: r.id,
   content: r.content,
+  ...markdownOf(r.content_markdown),
   votes: r.votes,
   author: { id: r.author_id, username: r.author_username },
   created_at: r.created_at,
 });
 
-const COLUMNS = sql`c.id, c.content, c.votes, ${iso(sql`c.created_at`)} AS created_at, c.answer_id,
+const COLUMNS = sql`c.id, c.content, c.content_markdown, c.votes, ${iso(sql`c.created_at`)} AS created_at, c.answer_id,
   u.id AS author_id, u.username AS author_username`;
 
 /** Comments read oldest first, as a conversation reads. */

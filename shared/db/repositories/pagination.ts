@@ -41,5 +41,8 @@ export async function rows<T>(db: Db, statement: SQL): Promise<T[]> {
 export const iso = (column: SQL): SQL =>
   sql`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-/** The largest int4: ids beyond it can match no row, and PostgreSQL would reject them as parameters. */
-export const MAX_INT4 = 2_147_483_647;
+export { MAX_INT4 } from '../int4.js';
+
+/** The Markdown source, for posts written through the API only (imported posts are HTML). */
+export const markdownOf = (source: string | null): { content_markdown?: string } =>
+  source === null ? {} : { content_markdown: source };

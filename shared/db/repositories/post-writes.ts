@@ -2,7 +2,9 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import type { AnswerView } from './answers.js';
 import type { CommentView } from './comments.js';
-import { iso, MAX_INT4, rows } from './pagination.js';
+import type { RenderedPost } from '../../qa/content.js';
+import { isInt4Id } from '../int4.js';
+import { iso, markdownOf, rows } from './pagination.js';
 
 /**
  * The SQL of asking, answering, commenting, editing and accepting. Counters (answers_count, has_accepted,
@@ -28,7 +30,7 @@ export interface LockedAnswer {
 // Key space of pg_advisory_xact_lock(int, int) for "one user posting a question".
 const POSTING_LOCK = 0x51_41_50; // "QAP"
 
-const validId = (id: number) => Number.isInteger(id) && id >= 1 && id <= MAX_INT4;
+const validId = isInt4Id;
 
 export function postWritesRepository(db: Db) {
   return {
@@ -90,14 +92,14 @@ export function postWritesRepository(db: Db) {
     async insertQuestion(q: {
       title: string;
       slug: string;
-      content: string;
+      content: RenderedPost;
       authorId: number;
       categoryId: number | null;
     }) {
       const [row] = await rows<{ id: number }>(
         db,
-        sql`INSERT INTO questions (title, slug, content, author_id, category_id)
-            VALUES (${q.title}, ${q.slug}, ${q.content}, ${q.authorId}, ${q.categoryId})
+        sql`INSERT INTO questions (title, slug, content, content_markdown, author_id, category_id)
+            VALUES (${q.title}, ${q.slug}, ${q.content.html}, ${q.content.markdown}, ${q.authorId}, ${q.categoryId})
             ON CONFLICT (slug) DO NOTHING RETURNING id`,
       );
       return row?.id;
@@ -105,11 +107,13 @@ export function postWritesRepository(db: Db) {
 
     async updateQuestion(
       id: number,
-      changes: { title?: string; content?: string; categoryId?: number | null },
+      changes: { title?: string; content?: RenderedPost; categoryId?: number | null },
     ) {
       const sets = [sql`updated_at = now()`];
       if (changes.title !== undefined) sets.push(sql`title = ${changes.title}`);
-      if (changes.content !== undefined) sets.push(sql`content = ${changes.content}`);
+      if (changes.content !== undefined) {
+        sets.push(sql`content = ${changes.content.html}, content_markdown = ${changes.content.markdown}`);
+      }
       if (changes.categoryId !== undefined) sets.push(sql`category_id = ${changes.categoryId}`);
       await db.execute(sql`UPDATE questions SET ${sql.join(sets, sql`, `)} WHERE id = ${id}`);
     },
@@ -168,28 +172,33 @@ export function postWritesRepository(db: Db) {
       await db.execute(sql`UPDATE answers SET is_accepted = ${accepted} WHERE id = ${answerId}`);
     },
 
-    async insertAnswer(a: { questionId: number; authorId: number; content: string }): Promise<number> {
+    async insertAnswer(a: { questionId: number; authorId: number; content: RenderedPost }): Promise<number> {
       const [row] = await rows<{ id: number }>(
         db,
-        sql`INSERT INTO answers (question_id, author_id, content) VALUES (${a.questionId}, ${a.authorId}, ${a.content}) RETURNING id`,
+        sql`INSERT INTO answers (question_id, author_id, content, content_markdown)
+            VALUES (${a.questionId}, ${a.authorId}, ${a.content.html}, ${a.content.markdown}) RETURNING id`,
       );
       return row!.id;
     },
 
-    async updateAnswer(id: number, content: string): Promise<void> {
-      await db.execute(sql`UPDATE answers SET content = ${content}, updated_at = now() WHERE id = ${id}`);
+    async updateAnswer(id: number, content: RenderedPost): Promise<void> {
+      await db.execute(
+        sql`UPDATE answers SET content = ${content.html}, content_markdown = ${content.markdown}, updated_at = now()
+            WHERE id = ${id}`,
+      );
     },
 
     async insertComment(c: {
       questionId?: number;
       answerId?: number;
       authorId: number;
-      content: string;
+      content: RenderedPost;
     }): Promise<number> {
       const [row] = await rows<{ id: number }>(
         db,
-        sql`INSERT INTO comments (question_id, answer_id, author_id, content)
-            VALUES (${c.questionId ?? null}, ${c.answerId ?? null}, ${c.authorId}, ${c.content}) RETURNING id`,
+        sql`INSERT INTO comments (question_id, answer_id, author_id, content, content_markdown)
+            VALUES (${c.questionId ?? null}, ${c.answerId ?? null}, ${c.authorId}, ${c.content.html},
+                    ${c.content.markdown}) RETURNING id`,
       );
       return row!.id;
     },
@@ -204,27 +213,47 @@ export function postWritesRepository(db: Db) {
 
     /** An answer in the read shape (GET /questions/{id}/answers). */
     async answerView(id: number): Promise<AnswerView | undefined> {
-      const [row] = await rows<AnswerView & { author_id: number; author_username: string }>(
+      const [row] = await rows<
+        Omit<AnswerView, 'content_markdown'> & {
+          content_markdown: string | null;
+          author_id: number;
+          author_username: string;
+        }
+      >(
         db,
-        sql`SELECT a.id, a.content, a.votes, a.is_accepted, ${iso(sql`a.created_at`)} AS created_at,
+        sql`SELECT a.id, a.content, a.content_markdown, a.votes, a.is_accepted, ${iso(sql`a.created_at`)} AS created_at,
                    u.id AS author_id, u.username AS author_username
             FROM answers a JOIN users u ON u.id = a.author_id WHERE a.id = ${id}`,
       );
       if (!row) return undefined;
-      const { author_id, author_username, ...answer } = row;
-      return { ...answer, author: { id: author_id, username: author_username } };
+      const { author_id, author_username, content_markdown, ...answer } = row;
+      return {
+        ...answer,
+        ...markdownOf(content_markdown),
+        author: { id: author_id, username: author_username },
+      };
     },
 
     /** A comment in the read shape (include=comments). */
     async commentView(id: number): Promise<CommentView | undefined> {
-      const [row] = await rows<CommentView & { author_id: number; author_username: string }>(
+      const [row] = await rows<
+        Omit<CommentView, 'content_markdown'> & {
+          content_markdown: string | null;
+          author_id: number;
+          author_username: string;
+        }
+      >(
         db,
-        sql`SELECT c.id, c.content, c.votes, ${iso(sql`c.created_at`)} AS created_at, u.id AS author_id, u.username AS author_username
+        sql`SELECT c.id, c.content, c.content_markdown, c.votes, ${iso(sql`c.created_at`)} AS created_at, u.id AS author_id, u.username AS author_username
             FROM comments c JOIN users u ON u.id = c.author_id WHERE c.id = ${id}`,
       );
       if (!row) return undefined;
-      const { author_id, author_username, ...comment } = row;
-      return { ...comment, author: { id: author_id, username: author_username } };
+      const { author_id, author_username, content_markdown, ...comment } = row;
+      return {
+        ...comment,
+        ...markdownOf(content_markdown),
+        author: { id: author_id, username: author_username },
+      };
     },
   };
 }

@@ -1,6 +1,15 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
-import { iso, MAX_INT4, offsetOf, paginate, rows, type PageParams, type Pagination } from './pagination.js';
+import {
+  iso,
+  markdownOf,
+  MAX_INT4,
+  offsetOf,
+  paginate,
+  rows,
+  type PageParams,
+  type Pagination,
+} from './pagination.js';
 
 export const QUESTION_SORTS = ['newest', 'votes', 'views', 'unanswered'] as const;
 export type QuestionSort = (typeof QUESTION_SORTS)[number];
@@ -18,6 +27,7 @@ export interface QuestionView {
   title: string;
   slug: string;
   content: string;
+  content_markdown?: string;
   votes: number;
   views: number;
   answers_count: number;
@@ -28,7 +38,8 @@ export interface QuestionView {
 }
 
 /** A row as selected by COLUMNS: the view's fields, with the author flattened and tags as stored. */
-type QuestionRow = Omit<QuestionView, 'author' | 'tags'> & {
+type QuestionRow = Omit<QuestionView, 'author' | 'tags' | 'content_markdown'> & {
+  content_markdown: string | null;
   tag_names: string[];
   author_id: number;
   author_username: string;
@@ -50,6 +61,7 @@ const toView = (r: QuestionRow): QuestionView => ({
   title: r.title,
   slug: r.slug,
   content: r.content,
+  ...markdownOf(r.content_markdown),
   votes: r.votes,
   views: r.views,
   answers_count: r.answers_count,
@@ -60,7 +72,7 @@ const toView = (r: QuestionRow): QuestionView => ({
 });
 
 /** The Question columns with its author, from `q` joined to `u`; tags come from the denormalised tag_names. */
-const COLUMNS = sql`q.id, q.title, q.slug, q.content, q.votes, q.views, q.answers_count, q.has_accepted, q.tag_names,
+const COLUMNS = sql`q.id, q.title, q.slug, q.content, q.content_markdown, q.votes, q.views, q.answers_count, q.has_accepted, q.tag_names,
   ${iso(sql`q.created_at`)} AS created_at, u.id AS author_id, u.username AS author_username, u.avatar AS author_avatar`;
 
 export function questionsRepository(db: Db) {

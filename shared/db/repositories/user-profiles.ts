@@ -1,6 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
-import { iso, MAX_INT4, offsetOf, paginate, rows, type PageParams, type Pagination } from './pagination.js';
+import { isInt4Id } from '../int4.js';
+import { iso, offsetOf, paginate, rows, type PageParams, type Pagination } from './pagination.js';
 
 export const USER_SORTS = ['reputation', 'newest', 'name'] as const;
 export type UserSort = (typeof USER_SORTS)[number];
@@ -25,11 +26,12 @@ interface ProfileRow extends Omit<UserProfile, 'badges'> {
   badge_bronze: number;
 }
 
-// Each order is an index of the users table; name sorts by display name (what a reader sees), then id.
+// Each order is an index of the users table; name sorts by display name (what a reader sees), case-insensitively
+// and by the collation of migration 0008, then id.
 const ORDER: Record<UserSort, SQL> = {
   reputation: sql`reputation DESC NULLS LAST, id DESC NULLS LAST`,
   newest: sql`created_at DESC NULLS LAST, id DESC NULLS LAST`,
-  name: sql`display_name ASC, id ASC`,
+  name: sql`lower(display_name) COLLATE agora_names ASC, id ASC`,
 };
 
 const COLUMNS = sql`id, username, display_name, avatar, bio, reputation, badge_gold, badge_silver, badge_bronze,
@@ -56,7 +58,7 @@ export function userProfilesRepository(db: Db) {
     },
 
     async find(id: number): Promise<UserProfile | undefined> {
-      if (!Number.isInteger(id) || id < 1 || id > MAX_INT4) return undefined;
+      if (!isInt4Id(id)) return undefined;
       const [row] = await rows<ProfileRow>(db, sql`SELECT ${COLUMNS} FROM users WHERE id = ${id}`);
       return row ? toProfile(row) : undefined;
     },

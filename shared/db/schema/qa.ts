@@ -40,7 +40,8 @@ export const users = pgTable(
     uniqueIndex('users_username_key').on(t.username),
     index('users_reputation_idx').on(t.reputation.desc(), t.id.desc()),
     index('users_created_idx').on(t.createdAt.desc(), t.id.desc()),
-    index('users_name_idx').on(t.displayName, t.id),
+    // Case-insensitive, by the agora_names collation (migration 0008).
+    index('users_name_idx').on(sql`(lower(${t.displayName}) COLLATE agora_names)`, t.id),
     index('users_username_trgm').using('gin', sql`${t.username} gin_trgm_ops`),
     index('users_display_name_trgm').using('gin', sql`${t.displayName} gin_trgm_ops`),
   ],
@@ -85,6 +86,8 @@ export const questions = pgTable(
     title: text('title').notNull(),
     slug: text('slug').notNull(),
     content: text('content').notNull(),
+    // Markdown source of a post written through the API (content is its sanitised rendering); migration 0008.
+    contentMarkdown: text('content_markdown'),
     authorId: integer('author_id')
       .notNull()
       .references(() => users.id),
@@ -94,7 +97,10 @@ export const questions = pgTable(
     answersCount: integer('answers_count').notNull().default(0),
     hasAccepted: boolean('has_accepted').notNull().default(false),
     // Denormalised tag names, kept by a trigger on question_tags, so the search vector can weight them.
-    tagNames: text('tag_names').array().notNull().default(sql`'{}'::text[]`),
+    tagNames: text('tag_names')
+      .array()
+      .notNull()
+      .default(sql`'{}'::text[]`),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -121,7 +127,10 @@ export const questionTags = pgTable(
       .notNull()
       .references(() => tags.id, { onDelete: 'cascade' }),
   },
-  (t) => [primaryKey({ columns: [t.tagId, t.questionId] }), index('question_tags_question_idx').on(t.questionId)],
+  (t) => [
+    primaryKey({ columns: [t.tagId, t.questionId] }),
+    index('question_tags_question_idx').on(t.questionId),
+  ],
 );
 
 export const answers = pgTable(
@@ -135,6 +144,8 @@ export const answers = pgTable(
       .notNull()
       .references(() => users.id),
     content: text('content').notNull(),
+    // Markdown source of a post written through the API (content is its sanitised rendering); migration 0008.
+    contentMarkdown: text('content_markdown'),
     votes: integer('votes').notNull().default(0),
     isAccepted: boolean('is_accepted').notNull().default(false),
     createdAt: createdAt(),
@@ -143,7 +154,9 @@ export const answers = pgTable(
   (t) => [
     index('answers_question_idx').on(t.questionId, t.votes.desc(), t.id),
     index('answers_author_idx').on(t.authorId),
-    uniqueIndex('answers_one_accepted_key').on(t.questionId).where(sql`${t.isAccepted}`),
+    uniqueIndex('answers_one_accepted_key')
+      .on(t.questionId)
+      .where(sql`${t.isAccepted}`),
   ],
 );
 
@@ -157,6 +170,8 @@ export const comments = pgTable(
       .notNull()
       .references(() => users.id),
     content: text('content').notNull(),
+    // Markdown source of a post written through the API (content is its sanitised rendering); migration 0008.
+    contentMarkdown: text('content_markdown'),
     votes: integer('votes').notNull().default(0),
     createdAt: createdAt(),
   },
@@ -180,8 +195,12 @@ export const votes = pgTable(
     createdAt: createdAt(),
   },
   (t) => [
-    uniqueIndex('votes_user_question_key').on(t.userId, t.questionId).where(sql`${t.questionId} IS NOT NULL`),
-    uniqueIndex('votes_user_answer_key').on(t.userId, t.answerId).where(sql`${t.answerId} IS NOT NULL`),
+    uniqueIndex('votes_user_question_key')
+      .on(t.userId, t.questionId)
+      .where(sql`${t.questionId} IS NOT NULL`),
+    uniqueIndex('votes_user_answer_key')
+      .on(t.userId, t.answerId)
+      .where(sql`${t.answerId} IS NOT NULL`),
     index('votes_question_idx').on(t.questionId),
     index('votes_answer_idx').on(t.answerId),
     check('votes_one_target', sql`(${t.questionId} IS NULL) <> (${t.answerId} IS NULL)`),

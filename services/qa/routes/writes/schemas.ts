@@ -1,4 +1,5 @@
 import { Type } from '@fastify/type-provider-typebox';
+import { Id } from '../../schemas.js';
 
 /** Request and response shapes of the write routes; created posts come back in the read shapes of ../../schemas.ts. */
 
@@ -11,7 +12,7 @@ const Text = (description: string) => Type.String({ maxLength: 100_000, descript
 export const QuestionKey = Type.Object({ id: Type.String({ description: 'Question id or slug' }) });
 export const AnswerKey = Type.Object({ id: Type.String({ description: 'Answer id' }) });
 
-const Category = Type.Union([Type.Null(), Type.Integer()], { description: 'Category id (null: none)' });
+const Category = Type.Union([Type.Null(), Id()], { description: 'Category id (null: none)' });
 const Tags = Type.Array(Type.String({ maxLength: 100 }), { maxItems: 50, description: '1 to 5 tag names' });
 
 export const NewQuestion = Type.Object(

@@ -1,0 +1,54 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ValidationError } from '../../shared/errors.js';
+import { fieldName } from './messages.js';
+import { markFormBody } from './validation.js';
+
+/**
+ * The text rule, applied in one place to every string a request carries (query, path parameters, body, and the
+ * keys of their objects): a NUL character or a lone UTF-16 surrogate is a 400. PostgreSQL text cannot hold NUL
+ * ("invalid byte sequence for encoding UTF8: 0x00"), and a lone surrogate has no UTF-8 form, so neither can be
+ * stored or shown; refusing them says so at once instead of storing something other than what was sent.
+ * Everything else (bidi controls, combining marks, any plane) is text and is kept as sent.
+ */
+
+// A high surrogate not followed by a low one, or a low one not preceded by a high one.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Why a string breaks the rule, or undefined. */
+export function textProblem(text: string): string | undefined {
+  if (text.includes('\u0000')) return 'contains a NUL character (U+0000)';
+  if (LONE_SURROGATE.test(text)) return 'is not valid Unicode (it holds a lone surrogate)';
+  return undefined;
+}
+
+// JSON bodies are at most 32 deep (json-body.ts) and forms are flat; the bound keeps this walk safe regardless.
+const MAX_DEPTH = 64;
+
+function check(value: unknown, path: string, where: string, depth: number): void {
+  if (typeof value === 'string') {
+    const problem = textProblem(value);
+    if (problem) throw new ValidationError(`${where}${fieldName(path) || 'The value'} ${problem}`);
+    return;
+  }
+  if (typeof value !== 'object' || value === null) return;
+  if (depth > MAX_DEPTH) throw new ValidationError(`${where}The value is nested too deeply`);
+  for (const [key, inner] of Object.entries(value)) {
+    const problem = textProblem(key);
+    if (problem) throw new ValidationError(`${where}A field name ${problem}`);
+    check(inner, `${path}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`, where, depth + 1);
+  }
+}
+
+const FORM = /^application\/x-www-form-urlencoded\b/i;
+
+/** Checks query, params and body before validation; marks form bodies for the coercing validator. */
+export function textRuleHook(request: FastifyRequest): void {
+  check(request.params, '', 'Invalid path: ', 0);
+  check(request.query, '', 'Invalid query: ', 0);
+  check(request.body, '', '', 0);
+  if (FORM.test(request.headers['content-type'] ?? '')) markFormBody(request.body);
+}
+
+export function registerTextRule(app: FastifyInstance): void {
+  app.addHook('preValidation', async (request) => textRuleHook(request));
+}

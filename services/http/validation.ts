@@ -1,0 +1,96 @@
+import { AjvCompiler } from '@fastify/ajv-compiler';
+import type { AnySchema, ErrorObject, Options as AjvOptions, ValidateFunction } from 'ajv';
+import { describeValidationErrors } from './messages.js';
+
+/**
+ * The one request validator of both services, set up once in the server factory.
+ *
+ * - Query strings and path parameters are text on the wire: they are coerced to the schema's types ("7" → 7).
+ * - JSON bodies are validated strictly, as sent: `"title": 9007199254740993` is not a string and `"tags": "hops"`
+ *   is not an array. No route writes its own type checks.
+ * - Form bodies (application/x-www-form-urlencoded) are text like a query string, so they are coerced, but a
+ *   repeated field (an array) is not turned into a scalar.
+ * - Coercion turns "Infinity", "1e309" or 400 digits into ±Infinity, which Ajv's bounds skip (they only compare
+ *   finite numbers): any non-finite number left after validation is refused here.
+ */
+
+type Validate = ValidateFunction & { errors?: ErrorObject[] | null };
+interface RouteSchema {
+  schema: unknown;
+  method: string;
+  url: string;
+  httpPart: string;
+}
+type Options = { customOptions?: AjvOptions };
+type Compile = (route: RouteSchema) => Validate;
+
+// Bodies that came from a form: marked by the request hook (text-rule.ts) before validation runs.
+const formBodies = new WeakSet<object>();
+export const markFormBody = (body: unknown): void => {
+  if (typeof body === 'object' && body !== null) formBodies.add(body);
+};
+
+const BASE = { removeAdditional: false, allErrors: false, useDefaults: true, verbose: true } as const;
+
+/** The path of the first non-finite number in a coerced value, if any. */
+function nonFinite(value: unknown, path = ''): string | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : path;
+  if (typeof value !== 'object' || value === null) return undefined;
+  for (const [key, inner] of Object.entries(value)) {
+    const found = nonFinite(inner, `${path}/${key}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** Wraps a coercing validator so that a value coerced to ±Infinity is a validation error. */
+function finite(validate: Validate): Validate {
+  const wrapped = ((data: unknown) => {
+    if (!validate(data)) {
+      wrapped.errors = validate.errors;
+      return false;
+    }
+    const path = nonFinite(data);
+    if (path === undefined) return true;
+    wrapped.errors = [
+      { instancePath: path, schemaPath: '#', keyword: 'finite', params: {}, message: 'is out of range' },
+    ];
+    return false;
+  }) as Validate;
+  return wrapped;
+}
+
+/** Fastify's `schemaController.compilersFactory.buildValidator`. */
+export function buildValidator(
+  externalSchemas: Record<string, AnySchema | AnySchema[]>,
+  options: Options = {},
+): Compile {
+  const pool = AjvCompiler();
+  const custom = options.customOptions ?? {};
+  const compiler = (coerceTypes: boolean | 'array') =>
+    pool(externalSchemas, {
+      ...options,
+      customOptions: { ...custom, ...BASE, coerceTypes },
+    }) as unknown as Compile;
+  const coercing = compiler('array');
+  const strict = compiler(false);
+  const form = compiler(true);
+
+  return (route) => {
+    if (route.httpPart !== 'body') return finite(coercing(route));
+    const json = strict(route);
+    const fromForm = finite(form(route));
+    const validate = ((data: unknown) => {
+      const chosen = typeof data === 'object' && data !== null && formBodies.has(data) ? fromForm : json;
+      const ok = chosen(data);
+      validate.errors = ok ? null : chosen.errors;
+      return ok;
+    }) as Validate;
+    return validate;
+  };
+}
+
+/** Fastify's `schemaErrorFormatter`: the first error in plain words, naming the field. */
+export function schemaErrorFormatter(errors: ErrorObject[], dataVar: string): Error {
+  return new Error(describeValidationErrors(errors, dataVar === 'params' ? 'path' : dataVar));
+}
