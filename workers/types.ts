@@ -15,9 +15,16 @@ export interface JobContext {
 export interface QueueProcessor<Q extends CatalogQueue> {
   concurrency: number;
   limiter?: { max: number; duration: number };
+  /**
+   * The queue's own job lock and stalled-check period, ms, when WORKER_LOCK_MS (which serves both by default) is
+   * too slow a failover for it: a dead worker's job goes back to wait within `durationMs + stalledIntervalMs`.
+   */
+  lock?: { durationMs: number; stalledIntervalMs: number };
   handlers: { [J in JobName<Q>]: (payload: Payload<Q, J>, context: JobContext) => Promise<unknown> };
   /** Releases what the processor opened (models, connections) after its worker has drained. */
   close?: () => Promise<void>;
 }
 
-export type ProcessorFactory<Q extends CatalogQueue> = (deps: WorkerDeps) => QueueProcessor<Q> | Promise<QueueProcessor<Q>>;
+export type ProcessorFactory<Q extends CatalogQueue> = (
+  deps: WorkerDeps,
+) => QueueProcessor<Q> | Promise<QueueProcessor<Q>>;

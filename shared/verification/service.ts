@@ -38,6 +38,7 @@ export function verifierOptionsFrom(
     maxRcptPerSession: v.maxRcptPerSession,
     mxConcurrency: v.mxConcurrency,
     mxPacingMs: v.mxPacingMs,
+    failoverMs: v.failoverMs,
     redis,
     keyPrefix: verifyKeyPrefix(config.queuePrefix),
     logger,
