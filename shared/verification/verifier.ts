@@ -231,6 +231,16 @@ export function createVerifier(opts: VerifierOptions): Verifier {
 }
 
 /**
+ * The result of an entry with bad syntax (`groupByDomain` puts them under the domain ''): it needs no network, so
+ * it is graded wherever it is, without a job. Throws for an address whose syntax is valid.
+ */
+export function badSyntaxResult(email: string): VerificationResult {
+  const p = parseAddress(email);
+  if (p.ok) throw new Error('badSyntaxResult() called with a well-formed address');
+  return badSyntax(p, performance.now());
+}
+
+/**
  * The result of an address the caller stopped waiting for (its group missed the request deadline, or the
  * worker gave up on it): `unknown` with the given reason. DNS and SMTP facts are not known, so `mx_found`
  * is false and `mx_record` is ''; the flags come from the address itself. Bad syntax still gives `invalid`.

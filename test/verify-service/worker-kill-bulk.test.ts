@@ -67,7 +67,10 @@ describe('a verify worker SIGKILLed in the middle of a bulk request, at the defa
       payload: { emails },
     });
 
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // 1.5 s in, and not before a worker has started one of the jobs (a loaded machine may take longer to hand
+    // them out; a kill before that would take nothing away).
+    await Promise.race(workers.map((w) => w.waitFor(/verifying domains/, 60_000)));
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, 1500 - (performance.now() - started))));
     // The worker running more of the request's jobs dies (either one, when they run as many).
     const victim = jobsStarted(workers[1]!) > jobsStarted(workers[0]!) ? workers[1]! : workers[0]!;
     const lost = jobsStarted(victim);
