@@ -1,5 +1,5 @@
 import type { Job } from 'bullmq';
-import type { CatalogQueue, JobName, Payload } from '../shared/queues/catalog.js';
+import type { CatalogQueue, JobName, Payload, Result } from '../shared/queues/catalog.js';
 import type { Logger } from '../shared/logger.js';
 import type { Runtime } from '../shared/runtime.js';
 
@@ -20,7 +20,8 @@ export interface QueueProcessor<Q extends CatalogQueue> {
    * too slow a failover for it: a dead worker's job goes back to wait within `durationMs + stalledIntervalMs`.
    */
   lock?: { durationMs: number; stalledIntervalMs: number };
-  handlers: { [J in JobName<Q>]: (payload: Payload<Q, J>, context: JobContext) => Promise<unknown> };
+  /** One handler per job, returning what the queue declares as the job's result (shared/queues/<queue>.ts). */
+  handlers: { [J in JobName<Q>]: (payload: Payload<Q, J>, context: JobContext) => Promise<Result<Q, J>> };
   /** Releases what the processor opened (models, connections) after its worker has drained. */
   close?: () => Promise<void>;
 }

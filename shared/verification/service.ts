@@ -109,11 +109,6 @@ export interface BulkVerifier {
   verifyOne(email: string, requestId: string): Promise<VerificationResult>;
 }
 
-const isResultList = (value: unknown, length: number): value is VerificationResult[] =>
-  Array.isArray(value) &&
-  value.length === length &&
-  value.every((r) => typeof r === 'object' && r !== null && 'status' in r);
-
 export function createBulkVerifier(deps: BulkVerifierDeps): BulkVerifier {
   async function verifyAll(
     emails: readonly string[],
@@ -156,8 +151,10 @@ export function createBulkVerifier(deps: BulkVerifierDeps): BulkVerifier {
     }
     jobs.forEach((job, k) => {
       const outcome = outcomes[k]!;
+      // The value was checked against the job's result schema by the wait; a list of another length would be a
+      // worker out of step with this one, and its results cannot be placed.
       const value = outcome.state === 'completed' ? outcome.value : null;
-      if (isResultList(value, job.unique.length)) return place(job, value);
+      if (Array.isArray(value) && value.length === job.unique.length) return place(job, value);
       // A job that failed after its retries: its addresses could not be verified, the others still count. A job
       // not done by the deadline, or skipped by a worker that took it too late ({skipped}), timed out.
       if (outcome.state === 'failed' && single) {
