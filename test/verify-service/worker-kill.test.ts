@@ -59,7 +59,8 @@ describe('a verify worker killed mid-probe', () => {
   const startWorker = async () => {
     const worker = startProcess('workers/main.ts', ['--queues', 'verify'], runtime.env);
     workers.push(worker);
-    await worker.waitFor(/workers started/, 30_000);
+    // Booting a worker (tsx, the engine) took over 30 s on a loaded 2-core machine with another file's workers.
+    await worker.waitFor(/workers started/, 60_000);
     return worker;
   };
 
