@@ -204,6 +204,9 @@ export function loadConfig(env: Env = process.env) {
       workerConcurrency: r.int('VERIFY_WORKER_CONCURRENCY', 32, 1, 1000),
       // Minimum gap between two connection opens to one MX host, across all workers (0: none).
       mxPacingMs: r.int('VERIFY_MX_PACING_MS', 100, 0, 60_000),
+      // How long a verify worker that died without a word (SIGKILL, OOM) keeps its jobs, its MX hosts and its SMTP
+      // slots before the others take them over; every dispatch timer derives from it (verification/dispatch-timers.ts).
+      failoverMs: r.int('VERIFY_FAILOVER_MS', 5000, 1000, 600_000),
     },
     ai: {
       providerUrl: r.url('AI_PROVIDER_URL', ['http:', 'https:']),

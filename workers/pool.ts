@@ -40,8 +40,8 @@ export async function startWorkerPool(deps: WorkerDeps, requested: readonly stri
       prefix: deps.config.queuePrefix,
       concurrency: processor.concurrency,
       limiter: processor.limiter,
-      lockDuration: deps.config.workerLockMs,
-      stalledInterval: deps.config.workerLockMs,
+      lockDuration: processor.lock?.durationMs ?? deps.config.workerLockMs,
+      stalledInterval: processor.lock?.stalledIntervalMs ?? deps.config.workerLockMs,
     });
     worker.on('error', (err) => deps.logger.error({ err, queue: name }, 'worker error'));
     worker.on('failed', (job, err) => {

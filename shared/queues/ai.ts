@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { AI_MAX_CONTENT_LENGTH, AI_MAX_TAG_LIMIT, AI_MAX_TITLE_LENGTH } from '../ai/limits.js';
-import { defineQueue, retrying } from './define.js';
+import { defineQueue, retrying, Skipped, Unread } from './define.js';
 
 export const AI_ACTIONS = ['spam_check', 'quality_check', 'suggest_tags', 'chat'] as const;
 export type AiAction = (typeof AI_ACTIONS)[number];
@@ -29,6 +29,35 @@ export const aiQueue = defineQueue({
       expiresAt: Type.Optional(Type.Integer({ minimum: 0 })),
     },
     'rebuild-tag-index': {},
+  },
+  // `run`'s answer for each action, as POST /api/ai.php returns it (less `success`), or skipped when expired.
+  results: {
+    run: Type.Union([
+      Type.Object({ is_spam: Type.Boolean(), confidence: Type.Number() }),
+      Type.Object({
+        score: Type.Number(),
+        issues: Type.Array(Type.Object({ code: Type.String(), message: Type.String() })),
+      }),
+      Type.Object({
+        tags: Type.Array(Type.Object({ name: Type.String(), slug: Type.String(), score: Type.Number() })),
+      }),
+      Type.Object({
+        reply: Type.String(),
+        sources: Type.Array(
+          Type.Object({
+            type: Type.Union([Type.Literal('question'), Type.Literal('answer')]),
+            id: Type.Integer(),
+            question_id: Type.Integer(),
+            title: Type.String(),
+            url: Type.Optional(Type.String()),
+            score: Type.Number(),
+          }),
+        ),
+        generated_by: Type.Union([Type.Literal('local'), Type.Literal('provider')]),
+      }),
+      Skipped,
+    ]),
+    'rebuild-tag-index': Unread,
   },
   // run jobs carry user text: keep them briefly (the waiting request reads the result from the completion event).
   defaultJobOptions: {

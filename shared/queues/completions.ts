@@ -1,8 +1,8 @@
 import type { Queue, QueueEvents } from 'bullmq';
 
 /** How a waited-for job ended, as far as the waiter knows. */
-export type JobOutcome =
-  { state: 'completed'; value: unknown } | { state: 'failed'; reason: string } | { state: 'timeout' };
+export type JobOutcome<T = unknown> =
+  { state: 'completed'; value: T } | { state: 'failed'; reason: string } | { state: 'timeout' };
 
 export class QueueClosedError extends Error {}
 

@@ -1,5 +1,13 @@
 import type { JobsOptions } from 'bullmq';
-import { Type, type Static, type TObject, type TOptional, type TProperties, type TString } from 'typebox';
+import {
+  Type,
+  type Static,
+  type TObject,
+  type TOptional,
+  type TProperties,
+  type TSchema,
+  type TString,
+} from 'typebox';
 import type { Config, QueueName } from '../config.js';
 
 /** Every job carries the id of the request that enqueued it, so its logs join the request's. */
@@ -13,19 +21,34 @@ export interface Scheduler {
   repeat: { pattern: string; tz?: string } | { every: number };
 }
 
-export interface QueueDefinition<Jobs extends Record<string, TObject>> {
+/** A result schema for every job of a queue. */
+type ResultSchemas<Jobs> = { [K in keyof Jobs]: TSchema };
+
+export interface QueueDefinition<
+  Jobs extends Record<string, TObject>,
+  Results extends ResultSchemas<Jobs> = ResultSchemas<Jobs>,
+> {
   name: QueueName;
   jobs: Jobs;
+  /**
+   * What each job's handler returns. A producer waiting for a job (enqueueAndWait, enqueueAllAndWait) gets the
+   * value checked against it, typed as its Static; a value that does not match counts as a failed job.
+   */
+  results: Results;
   defaultJobOptions: JobsOptions;
   schedulers?: (config: Config) => Scheduler[];
 }
 
-export function defineQueue<const J extends Record<string, TProperties>>(definition: {
+export function defineQueue<
+  const J extends Record<string, TProperties>,
+  const R extends ResultSchemas<J>,
+>(definition: {
   name: QueueName;
   jobs: J;
+  results: R;
   defaultJobOptions: JobsOptions;
   schedulers?: (config: Config) => Scheduler[];
-}): QueueDefinition<{ [K in keyof J]: WithRequestId<J[K]> }> {
+}): QueueDefinition<{ [K in keyof J]: WithRequestId<J[K]> }, R> {
   const jobs = Object.fromEntries(
     Object.entries(definition.jobs).map(([name, properties]) => [
       name,
@@ -34,6 +57,15 @@ export function defineQueue<const J extends Record<string, TProperties>>(definit
   ) as { [K in keyof J]: WithRequestId<J[K]> };
   return { ...definition, jobs };
 }
+
+/**
+ * The result of a job no producer waits for (scheduled and fire-and-forget jobs): an object, kept with the job for
+ * operators and never read by code, so it is declared as such and not spelled out.
+ */
+export const Unread = Type.Object({}, { additionalProperties: true });
+
+/** The result of a job that a worker skipped instead of running (it expired before a worker took it, …). */
+export const Skipped = Type.Object({ skipped: Type.String() });
 
 /** Retries with exponential backoff; BullMQ adds no jitter by itself, so the processors' errors decide retries. */
 export const retrying = (attempts: number, delayMs: number): JobsOptions => ({

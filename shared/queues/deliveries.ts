@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import { CALLBACK_SCHEDULE, scheduleJobOptions } from '../delivery/schedule.js';
-import { defineQueue } from './define.js';
+import { defineQueue, Unread } from './define.js';
 
 /**
  * Outbound deliveries (list callbacks, Q&A webhooks; shared/delivery). A job carries only the delivery's id and the
@@ -15,6 +15,8 @@ export const deliveriesQueue = defineQueue({
       round: Type.Integer({ minimum: 0 }),
     },
   },
+  // Nobody waits for a delivery: its outcome is the attempt log in PostgreSQL.
+  results: { deliver: Unread },
   defaultJobOptions: {
     ...scheduleJobOptions(CALLBACK_SCHEDULE),
     removeOnComplete: { age: 3600, count: 1000 },

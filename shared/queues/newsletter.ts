@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { defineQueue, retrying } from './define.js';
+import { defineQueue, retrying, Unread } from './define.js';
 
 export const FREQUENCIES = ['daily', 'weekly', 'monthly'] as const;
 const frequency = Type.Union([Type.Literal('daily'), Type.Literal('weekly'), Type.Literal('monthly')]);
@@ -24,6 +24,7 @@ export const newsletterQueue = defineQueue({
       questionIds: Type.Array(Type.Integer(), { minItems: 1, maxItems: 100 }),
     },
   },
+  results: { 'send-confirmation': Unread, 'build-digest': Unread, 'send-digest': Unread },
   // SMTP 4xx and lost connections retry: 2 s, 4 s, … about a minute in total over 6 attempts.
   defaultJobOptions: retrying(6, 2000),
   schedulers: (config) => {

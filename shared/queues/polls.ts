@@ -1,6 +1,6 @@
 import type { JobsOptions } from 'bullmq';
 import { Type } from 'typebox';
-import { defineQueue, retrying } from './define.js';
+import { defineQueue, retrying, Unread } from './define.js';
 
 /** How long a tally waits for more votes before recounting: a burst of votes becomes one recount. */
 export const TALLY_DEBOUNCE_MS = 500;
@@ -9,6 +9,7 @@ export const TALLY_DEBOUNCE_MS = 500;
 export const pollsQueue = defineQueue({
   name: 'polls',
   jobs: { tally: { pollId: Type.Integer({ minimum: 1 }) } },
+  results: { tally: Unread },
   defaultJobOptions: { ...retrying(8, 500), removeOnComplete: { age: 600, count: 1000 } },
 });
 

@@ -4,7 +4,7 @@ import type { TSchema } from 'typebox';
 import { Compile, type Validator } from 'typebox/compile';
 import type { Redis } from '../redis.js';
 import { ServiceUnavailableError } from '../errors.js';
-import { catalog, type CatalogQueue, type JobName, type Payload } from './catalog.js';
+import { catalog, type CatalogQueue, type JobName, type Payload, type Result } from './catalog.js';
 import { createCompletions, type Completions, type JobOutcome } from './completions.js';
 
 export class InvalidPayloadError extends Error {}
@@ -13,17 +13,44 @@ export class InvalidPayloadError extends Error {}
 // ~8 % of a busy bulk-verify service's CPU.
 const validators = new WeakMap<TSchema, Validator>();
 
+const compiled = (schema: TSchema): Validator => {
+  let validator = validators.get(schema);
+  if (!validator) validators.set(schema, (validator = Compile(schema)));
+  return validator;
+};
+
 export function validatePayload(queue: CatalogQueue, job: string, data: unknown): void {
   const schema = (catalog[queue].jobs as unknown as Record<string, TSchema>)[job];
   if (!schema) throw new InvalidPayloadError(`unknown job ${queue}/${job}`);
-  let validator = validators.get(schema);
-  if (!validator) validators.set(schema, (validator = Compile(schema)));
+  const validator = compiled(schema);
   if (!validator.Check(data)) {
     const first = validator.Errors(data)[0];
     throw new InvalidPayloadError(
       `invalid ${queue}/${job} payload: ${first?.instancePath || '/'} ${first?.message}`,
     );
   }
+}
+
+/**
+ * A waited-for job's outcome with its value checked against the job's declared result schema: a value that does
+ * not match (a handler out of step with its declaration, a job written by an older worker) is a failed job, so
+ * the waiting request gets either a value of the declared type or an error, never a surprise.
+ */
+export function checkOutcome<Q extends CatalogQueue, J extends JobName<Q>>(
+  queue: Q,
+  job: J,
+  outcome: JobOutcome,
+): JobOutcome<Result<Q, J>> {
+  if (outcome.state !== 'completed') return outcome;
+  const schema = (catalog[queue].results as unknown as Record<string, TSchema>)[job];
+  if (!schema) return { state: 'failed', reason: `unknown job ${queue}/${job}` };
+  const validator = compiled(schema);
+  if (validator.Check(outcome.value)) return outcome as JobOutcome<Result<Q, J>>;
+  const first = validator.Errors(outcome.value)[0];
+  return {
+    state: 'failed',
+    reason: `invalid ${queue}/${job} result: ${first?.instancePath || '/'} ${first?.message}`,
+  };
 }
 
 export interface Queues {
@@ -33,24 +60,28 @@ export interface Queues {
     payload: Payload<Q, J>,
     options?: JobsOptions,
   ): Promise<Job>;
-  /** Enqueues and waits for the job's return value; past the deadline a 503 is thrown (the job still runs). */
+  /**
+   * Enqueues and waits for the job's return value, checked against its declared result schema; past the deadline
+   * a 503 is thrown (the job still runs), a failed job or a result that does not match throws an Error.
+   */
   enqueueAndWait<Q extends CatalogQueue, J extends JobName<Q>>(
     queue: Q,
     job: J,
     payload: Payload<Q, J>,
     deadlineMs: number,
     options?: JobsOptions,
-  ): Promise<unknown>;
+  ): Promise<Result<Q, J>>;
   /**
    * Adds several jobs of one kind in one round trip and waits for all of them: one outcome per job, in order,
-   * `timeout` for those not ended within `deadlineMs` (they still run). Throws if they could not be added.
+   * `timeout` for those not ended within `deadlineMs` (they still run), `failed` for a result that does not match
+   * the job's declared schema. Throws if they could not be added.
    */
   enqueueAllAndWait<Q extends CatalogQueue, J extends JobName<Q>>(
     queue: Q,
     job: J,
     jobs: readonly { payload: Payload<Q, J>; jobId: string }[],
     deadlineMs: number,
-  ): Promise<JobOutcome[]>;
+  ): Promise<JobOutcome<Result<Q, J>>[]>;
   queue(name: CatalogQueue): Queue;
   close(): Promise<void>;
 }
@@ -111,11 +142,12 @@ export function createQueues(connection: Redis, prefix: string): Queues {
   const enqueueAllAndWait: Queues['enqueueAllAndWait'] = async (name, job, jobs, deadlineMs) => {
     for (const { payload } of jobs) validatePayload(name, job, payload);
     const waiting = await completionsOf(name);
-    return waiting.waitFor(
+    const outcomes = await waiting.waitFor(
       jobs.map((j) => j.jobId),
       deadlineMs,
       () => queue(name).addBulk(jobs.map((j) => ({ name: job, data: j.payload, opts: { jobId: j.jobId } }))),
     );
+    return outcomes.map((outcome) => checkOutcome(name, job, outcome));
   };
 
   const enqueue: Queues['enqueue'] = async (name, job, payload, options) => {
@@ -132,9 +164,10 @@ export function createQueues(connection: Redis, prefix: string): Queues {
       const jobId = options?.jobId ?? randomUUID();
       validatePayload(name, job, payload);
       const waiting = await completionsOf(name);
-      const [outcome] = await waiting.waitFor([jobId], deadlineMs, () =>
+      const [raw] = await waiting.waitFor([jobId], deadlineMs, () =>
         queue(name).add(job, payload, { ...options, jobId }),
       );
+      const outcome = raw && checkOutcome(name, job, raw);
       if (outcome?.state === 'completed') return outcome.value;
       if (outcome?.state === 'failed') throw new Error(outcome.reason);
       throw new ServiceUnavailableError(`The ${name} job did not finish within ${deadlineMs} ms`);

@@ -16,7 +16,9 @@ import type { ProbeOutcome, ProbeTarget } from './smtp-probe.js';
  *   evidence on `mx-reply:<requester>` as soon as that domain is done.
  * - Failure: every process keeps `mx-alive:<id>` alive with a heartbeat. A requester whose owner stopped beating
  *   (killed, lost Redis) takes its request back and probes the host itself, as it does when no answer came within
- *   the probe deadline. Probing twice is harmless: RCPT changes nothing on the server.
+ *   the probe deadline; it also takes over the dead owner's claims (hosts it knows the dead one held, and any
+ *   claim of the dead one it meets later), so no further work is forwarded to a process that is gone. Probing
+ *   twice is harmless: RCPT changes nothing on the server. Every period here comes from dispatch-timers.ts.
  */
 
 /** Addresses of one domain to probe, as sent to the process that owns the domain's first MX host. */
@@ -70,20 +72,29 @@ export interface HostOwnerOptions {
   ownershipMs: number;
   /** Longest wait for a forwarded probe's evidence before probing locally, ms. */
   replyTimeoutMs: number;
+  /** Period of the liveness beat (which also drains the inbox and checks the owners waited on), ms. */
+  heartbeatMs: number;
+  /** A process whose beat is older than this is dead, ms. */
+  aliveMs: number;
   /** Probes here; one evidence per target, in order. */
   probe: (work: DomainWork) => Promise<TargetEvidence[]>;
   subscriptions: Subscriptions;
 }
 
-const HEARTBEAT_MS = 1000;
 // Forwarded probes an owner takes off its list per round trip.
 const DRAIN_BATCH = 64;
-const ALIVE_MS = 3 * HEARTBEAT_MS;
 
-// Takes the host when nobody holds it, refreshes it when we do; returns the holder.
+// Takes the host when nobody holds it, or when its holder is one of the processes known dead (ARGV[3..]);
+// refreshes it when we hold it; returns the holder.
 const CLAIM = `
 local owner = redis.call('GET', KEYS[1])
-if not owner then
+local take = not owner
+if owner and owner ~= ARGV[1] then
+  for i = 3, #ARGV do
+    if owner == ARGV[i] then take = true end
+  end
+end
+if take then
   redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
   return ARGV[1]
 end
@@ -98,6 +109,8 @@ export function createHostOwner(opts: HostOwnerOptions) {
   // Who owns a host, as last claimed or read, and until when that answer is used without asking Redis.
   const known = new Map<string, { owner: string; until: number }>();
   const claiming = new Map<string, Promise<string>>();
+  // Owners found dead, until their claims would have expired by themselves: their claims are taken over.
+  const dead = new Map<string, number>();
   let heartbeat: NodeJS.Timeout | null = null;
   let closed = false;
 
@@ -114,13 +127,13 @@ export function createHostOwner(opts: HostOwnerOptions) {
     if (heartbeat || closed) return;
     // Each beat also looks for forwarded work whose wake-up message was lost (pub/sub delivers at most once).
     const beat = () => {
-      opts.redis.set(key(`mx-alive:${me}`), '1', 'PX', ALIVE_MS).catch(() => {});
+      opts.redis.set(key(`mx-alive:${me}`), '1', 'PX', opts.aliveMs).catch(() => {});
       void drain();
       void abandonDeadOwners();
       forgetExpiredOwners();
     };
     beat();
-    heartbeat = setInterval(beat, HEARTBEAT_MS);
+    heartbeat = setInterval(beat, opts.heartbeatMs);
     heartbeat.unref();
     opts.subscriptions.subscribe(key(`mx-work:${me}`), () => void drain());
     opts.subscriptions.subscribe(key(`mx-reply:${me}`), (message) => {
@@ -141,6 +154,9 @@ export function createHostOwner(opts: HostOwnerOptions) {
     const alive = await pipeline.exec().catch(() => null);
     owners.forEach((owner, k) => {
       if (alive?.[k]?.[1] !== 0) return;
+      dead.set(owner, Date.now() + opts.ownershipMs);
+      // Its hosts are asked for again (and so taken over) on their next probe.
+      for (const [host, memo] of known) if (memo.owner === owner) known.delete(host);
       for (const p of [...pending.values()]) if (p.owner === owner) p.abandon();
     });
   }
@@ -149,6 +165,7 @@ export function createHostOwner(opts: HostOwnerOptions) {
   function forgetExpiredOwners(): void {
     const now = Date.now();
     for (const [host, memo] of known) if (memo.until <= now) known.delete(host);
+    for (const [owner, until] of dead) if (until <= now) dead.delete(owner);
   }
 
   /** Runs the requests other processes left for us, taking up to DRAIN_BATCH of them per round trip. */
@@ -203,7 +220,15 @@ export function createHostOwner(opts: HostOwnerOptions) {
     // The domains of many jobs may ask about a host at once: one claim answers them all.
     let claim = claiming.get(host);
     if (!claim) {
-      claim = (opts.redis.eval(CLAIM, 1, key(`mx-owner:${host}`), me, opts.ownershipMs) as Promise<string>)
+      const claimed = opts.redis.eval(
+        CLAIM,
+        1,
+        key(`mx-owner:${host}`),
+        me,
+        opts.ownershipMs,
+        ...dead.keys(),
+      );
+      claim = (claimed as Promise<string>)
         .then((owner) => {
           known.set(host, { owner, until: Date.now() + opts.ownershipMs / 2 });
           return owner;

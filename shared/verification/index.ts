@@ -1,5 +1,6 @@
 // Public surface of the verification engine; everything else is internal to this folder.
 export {
+  badSyntaxResult,
   createVerifier,
   groupByDomain,
   unfinishedResult,

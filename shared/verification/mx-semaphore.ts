@@ -8,9 +8,10 @@ import type { Subscriptions } from './subscriptions.js';
  * connections to one host. Mail servers rate-limit and blocklist impatient clients; one busy
  * batch must not get the prober's IP banned for everyone.
  *
- * A sorted set per host holds one member per open connection, scored by acquisition time (Redis
- * clock, so workers' clocks may disagree). A member older than the lease is a crashed holder
- * and is swept on the next acquire: no connection slot leaks forever.
+ * A sorted set per host holds one member per open connection, scored by its last renewal (Redis
+ * clock, so workers' clocks may disagree). A holder renews its slots every `renewMs` while it lives,
+ * so a member not renewed within the lease belongs to a dead process and is swept on the next acquire:
+ * a SIGKILLed worker's slots are free again within one lease, however long its sessions would have lasted.
  *
  * A waiter retries when a release is announced on a pub/sub channel (the verifier's subscriber
  * connection, see subscriptions.ts), so a freed slot is taken within a round trip instead of at the
@@ -30,13 +31,27 @@ if redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[1]) then
 end
 return 0`;
 
+// Refreshes the score of each (key, token) pair still present; a slot already swept stays released.
+const RENEW = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for i, key in ipairs(KEYS) do
+  if redis.call('ZSCORE', key, ARGV[i + 1]) then
+    redis.call('ZADD', key, 'XX', now, ARGV[i + 1])
+    redis.call('PEXPIRE', key, ARGV[1])
+  end
+end
+return 0`;
+
 export interface MxSemaphoreOptions {
   redis: Redis;
   keyPrefix: string;
   /** Connections allowed at once per MX host. */
   limit: number;
-  /** Longest a slot may be held before it counts as abandoned, ms. */
+  /** A slot not renewed for this long counts as abandoned by a dead holder, ms. */
   leaseMs: number;
+  /** How often a holder renews its slots (well below `leaseMs`), ms. */
+  renewMs: number;
   /** Minimum gap between two connection opens to one host, ms (0: none). */
   pacingMs: number;
   /** Where release and wanted announcements are heard (the verifier's one subscriber connection). */
@@ -64,6 +79,35 @@ export function createMxSemaphore(opts: MxSemaphoreOptions) {
   // another process's wait should cut short the sessions we keep for later.
   const me = randomUUID();
   const wantedListeners = new Set<(host: string) => void>();
+  // The slots this process holds (token → host), renewed every renewMs while any is held.
+  const held = new Map<string, string>();
+  let renewal: NodeJS.Timeout | null = null;
+
+  function renew(): void {
+    if (held.size === 0) {
+      if (renewal) clearInterval(renewal);
+      renewal = null;
+      return;
+    }
+    const slots = [...held];
+    opts.redis
+      .eval(
+        RENEW,
+        slots.length,
+        ...slots.map(([, host]) => slotKey(host)),
+        opts.leaseMs,
+        ...slots.map(([t]) => t),
+      )
+      .catch(() => {}); // the next beat tries again; past the lease the slot is swept as a dead holder's
+  }
+
+  function hold(token: string, host: string): void {
+    held.set(token, host);
+    if (!renewal) {
+      renewal = setInterval(renew, opts.renewMs);
+      renewal.unref();
+    }
+  }
 
   // Subscribed when first needed (the session pool needs the wanted channel at once).
   let listening = false;
@@ -119,13 +163,16 @@ export function createMxSemaphore(opts: MxSemaphoreOptions) {
       opts.redis.publish(wantedChannel, `${me} ${host}`).catch(() => {});
       await released(host, Math.min(POLL_MAX_MS, POLL_MIN_MS * 2 ** attempt), signal);
     }
+    hold(token, host);
     try {
       await pace(host, signal);
     } catch (err) {
+      held.delete(token);
       await opts.redis.zrem(slotKey(host), token);
       throw err;
     }
     return async () => {
+      held.delete(token);
       await opts.redis.pipeline().zrem(slotKey(host), token).publish(releasedChannel, host).exec();
     };
   }

@@ -5,12 +5,13 @@ import { ServiceUnavailableError } from '../errors.js';
 import type { JobOutcome } from '../queues/completions.js';
 import type { Queues } from '../queues/producer.js';
 import type { VerificationResult, VerifierLogger, VerifierOptions } from './types.js';
-import { groupByDomain, unfinishedResult, type DomainGroup, type Verifier } from './verifier.js';
+import { badSyntaxResult, groupByDomain, unfinishedResult, type DomainGroup } from './verifier.js';
 
 /**
- * The verification service on top of the engine: the engine's options from the configuration, and the bulk
- * orchestration of POST /bulk-verify (the request's domains packed into `verify-domains` jobs, fanned out to any
- * number of workers, one deadline for all of them). Used by the verify HTTP app and by the verify workers.
+ * The verification service on top of the engine: the engine's options from the configuration (for the verify
+ * workers, the only processes that probe), and the orchestration of POST /verify and POST /bulk-verify in the HTTP
+ * process (the request's domains packed into `verify-domains` jobs, fanned out to any number of workers, one
+ * deadline for all of them; a single address is one such job).
  */
 
 /** Resolver attempts per DNS query; with VERIFY_DNS_TIMEOUT_MS each, a lost UDP packet costs one retry. */
@@ -38,6 +39,7 @@ export function verifierOptionsFrom(
     maxRcptPerSession: v.maxRcptPerSession,
     mxConcurrency: v.mxConcurrency,
     mxPacingMs: v.mxPacingMs,
+    failoverMs: v.failoverMs,
     redis,
     keyPrefix: verifyKeyPrefix(config.queuePrefix),
     logger,
@@ -92,8 +94,6 @@ interface DomainGroupJob {
 
 export interface BulkVerifierDeps {
   queues: Pick<Queues, 'enqueueAllAndWait'>;
-  /** Used for the entries with bad syntax only, which need no network and so no job. */
-  verifier: Pick<Verifier, 'verifyDomainGroup'>;
   deadlineMs: number;
   logger?: VerifierLogger & { error(obj: object, msg?: string): void };
 }
@@ -101,15 +101,20 @@ export interface BulkVerifierDeps {
 export interface BulkVerifier {
   /** One result per entry, in input order, duplicates included; groups unfinished at the deadline are unknown/timeout. */
   verifyBulk(emails: readonly string[], requestId: string): Promise<VerificationResult[]>;
+  /**
+   * One address, as one job of the same queue (bad syntax needs none): unknown/timeout if unfinished at the
+   * deadline; a ServiceUnavailableError if the job failed after its retries (the engine throws only when Redis
+   * fails) or could not be enqueued, as when the HTTP process probed inline.
+   */
+  verifyOne(email: string, requestId: string): Promise<VerificationResult>;
 }
 
-const isResultList = (value: unknown, length: number): value is VerificationResult[] =>
-  Array.isArray(value) &&
-  value.length === length &&
-  value.every((r) => typeof r === 'object' && r !== null && 'status' in r);
-
 export function createBulkVerifier(deps: BulkVerifierDeps): BulkVerifier {
-  async function verifyBulk(emails: readonly string[], requestId: string): Promise<VerificationResult[]> {
+  async function verifyAll(
+    emails: readonly string[],
+    requestId: string,
+    single: boolean,
+  ): Promise<VerificationResult[]> {
     const started = performance.now();
     const deadlineAt = Date.now() + deps.deadlineMs;
     const results = new Array<VerificationResult>(emails.length);
@@ -127,8 +132,7 @@ export function createBulkVerifier(deps: BulkVerifierDeps): BulkVerifier {
       for (const group of job.groups)
         group.emails.forEach((email, k) => (results[group.indexes[k]!] = byEmail.get(email)!));
     };
-    if (local)
-      place({ groups: [local], unique: local.unique }, await deps.verifier.verifyDomainGroup(local.unique));
+    if (local) place({ groups: [local], unique: local.unique }, local.unique.map(badSyntaxResult));
 
     let outcomes: JobOutcome[];
     try {
@@ -147,10 +151,16 @@ export function createBulkVerifier(deps: BulkVerifierDeps): BulkVerifier {
     }
     jobs.forEach((job, k) => {
       const outcome = outcomes[k]!;
+      // The value was checked against the job's result schema by the wait; a list of another length would be a
+      // worker out of step with this one, and its results cannot be placed.
       const value = outcome.state === 'completed' ? outcome.value : null;
-      if (isResultList(value, job.unique.length)) return place(job, value);
+      if (Array.isArray(value) && value.length === job.unique.length) return place(job, value);
       // A job that failed after its retries: its addresses could not be verified, the others still count. A job
       // not done by the deadline, or skipped by a worker that took it too late ({skipped}), timed out.
+      if (outcome.state === 'failed' && single) {
+        deps.logger?.error({ jobId: job.jobId, err: outcome.reason }, 'verify job failed');
+        throw new ServiceUnavailableError('Verification is temporarily unavailable; try again later');
+      }
       const reason = outcome.state === 'failed' ? 'temporary_failure' : 'timeout';
       if (outcome.state === 'failed')
         deps.logger?.warn(
@@ -169,10 +179,13 @@ export function createBulkVerifier(deps: BulkVerifierDeps): BulkVerifier {
         jobs: jobs.length,
         ms: Math.round(performance.now() - started),
       },
-      'bulk verified',
+      single ? 'verified' : 'bulk verified',
     );
     return results;
   }
 
-  return { verifyBulk };
+  return {
+    verifyBulk: (emails, requestId) => verifyAll(emails, requestId, false),
+    verifyOne: async (email, requestId) => (await verifyAll([email], requestId, true))[0]!,
+  };
 }

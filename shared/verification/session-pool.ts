@@ -30,7 +30,7 @@ export interface PooledSession {
 }
 
 interface Entry extends PooledSession {
-  /** When its semaphore slot was taken: the lease runs from then. */
+  /** When its semaphore slot was taken (the slot itself is renewed while the process lives). */
   openedAt: number;
   release: () => Promise<void>;
   idleTimer?: NodeJS.Timeout;
@@ -48,7 +48,7 @@ export interface SessionPoolOptions {
   lingerMs: number;
   /** How long it stays open while another probe waits for a slot of its host, ms. */
   wantedGraceMs: number;
-  /** Oldest a session may be when it is handed out again (below the semaphore lease), ms. */
+  /** Oldest a session may be when it is handed out again, ms. */
   maxAgeMs: number;
 }
 

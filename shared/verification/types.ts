@@ -83,5 +83,10 @@ export interface VerifierOptions {
   cacheMaxTtlSec?: number;
   /** How long a finished SMTP session stays open for the next probe of its MX host, ms. Default 500. */
   sessionLingerMs?: number;
+  /**
+   * How long the work of a process that died without a word stays with it (host ownerships, SMTP slots), ms; the
+   * dispatch timers derive from it (dispatch-timers.ts). Default 5000.
+   */
+  failoverMs?: number;
   logger?: VerifierLogger;
 }

@@ -3,6 +3,7 @@ import { domainToUnicode } from 'node:url';
 import { createMailHostResolver, type MailHostLookup } from './dns.js';
 import { createFactCache } from './fact-cache.js';
 import { addressFlags } from './flags.js';
+import { DEFAULT_FAILOVER_MS, dispatchTimers } from './dispatch-timers.js';
 import { createDomainBatcher } from './domain-batcher.js';
 import { createHostOwner, type TargetEvidence } from './host-owner.js';
 import { createMxSemaphore } from './mx-semaphore.js';
@@ -21,9 +22,6 @@ import type { VerificationResult, VerifierOptions } from './types.js';
 
 // Ten new connections a second per MX host at most: far below what providers throttle.
 const DEFAULT_PACING_MS = 100;
-// How long a finished session stays open for the next probe of its MX host: a bulk load reuses it, a lone
-// address costs the host one idle connection for half a second.
-const DEFAULT_SESSION_LINGER_MS = 500;
 // ... and while another probe waits for a slot of its host: just long enough for this process's next probe of
 // the host, already queued, to take it over (a DNS and a catch-all cache read away).
 const WANTED_GRACE_MS = 25;
@@ -68,17 +66,22 @@ export function groupByDomain(emails: readonly string[]): DomainGroup[] {
 export function createVerifier(opts: VerifierOptions): Verifier {
   const cacheMaxTtlSec = opts.cacheMaxTtlSec ?? 3600;
   const resolver = createMailHostResolver({ ...opts, cacheMaxTtlSec });
-  const lingerMs = opts.sessionLingerMs ?? DEFAULT_SESSION_LINGER_MS;
-  // A pooled session is handed out while younger than one probe timeout; it then lives at most one more probe,
-  // its linger and two SMTP steps (RSET, QUIT). A slot outlives that only if its worker died: then it expires.
-  const maxSessionAgeMs = opts.probeTimeoutMs;
+  const timers = dispatchTimers({
+    failoverMs: opts.failoverMs ?? DEFAULT_FAILOVER_MS,
+    smtpTimeoutMs: opts.smtpTimeoutMs,
+    probeTimeoutMs: opts.probeTimeoutMs,
+  });
+  const lingerMs = opts.sessionLingerMs ?? timers.sessionLingerMs;
+  const maxSessionAgeMs = timers.maxSessionAgeMs;
   const subscriptions = createSubscriptions(opts.redis);
+  // A slot is renewed with the process's heartbeat while held, so a killed worker's slots are free within a lease.
   const semaphore = createMxSemaphore({
     subscriptions,
     redis: opts.redis,
     keyPrefix: opts.keyPrefix,
     limit: opts.mxConcurrency,
-    leaseMs: maxSessionAgeMs + opts.probeTimeoutMs + lingerMs + 2 * opts.smtpTimeoutMs,
+    leaseMs: timers.slotLeaseMs,
+    renewMs: timers.heartbeatMs,
     pacingMs: opts.mxPacingMs ?? DEFAULT_PACING_MS,
   });
   const pool = createSessionPool({
@@ -102,8 +105,10 @@ export function createVerifier(opts: VerifierOptions): Verifier {
   const owner = createHostOwner({
     redis: opts.redis,
     keyPrefix: opts.keyPrefix,
-    ownershipMs: lingerMs + opts.smtpTimeoutMs,
-    replyTimeoutMs: opts.probeTimeoutMs,
+    ownershipMs: timers.ownershipMs,
+    replyTimeoutMs: timers.replyTimeoutMs,
+    heartbeatMs: timers.heartbeatMs,
+    aliveMs: timers.aliveMs,
     subscriptions,
     // The SMTP work is the batcher's; a verdict another probe is still finding is awaited outside it, so that the
     // connection goes on to the domain's next share meanwhile.
@@ -223,6 +228,16 @@ export function createVerifier(opts: VerifierOptions): Verifier {
       subscriptions.close();
     },
   };
+}
+
+/**
+ * The result of an entry with bad syntax (`groupByDomain` puts them under the domain ''): it needs no network, so
+ * it is graded wherever it is, without a job. Throws for an address whose syntax is valid.
+ */
+export function badSyntaxResult(email: string): VerificationResult {
+  const p = parseAddress(email);
+  if (p.ok) throw new Error('badSyntaxResult() called with a well-formed address');
+  return badSyntax(p, performance.now());
 }
 
 /**

@@ -11,12 +11,16 @@ afterAll(async () => {
 });
 
 // One subscriber connection for every semaphore of the file, as a verifier shares its own.
-const semaphore = (prefix: string, over: { limit?: number; leaseMs?: number; pacingMs?: number } = {}) =>
+const semaphore = (
+  prefix: string,
+  over: { limit?: number; leaseMs?: number; renewMs?: number; pacingMs?: number } = {},
+) =>
   createMxSemaphore({
     redis: store.redis,
     keyPrefix: prefix,
     limit: 2,
     leaseMs: 10_000,
+    renewMs: 1000,
     pacingMs: 0,
     subscriptions,
     ...over,
@@ -58,10 +62,26 @@ describe('MX semaphore', () => {
 
   it('reclaims a slot whose holder died (lease expired)', async () => {
     const prefix = freshPrefix(store.prefix);
-    const s = semaphore(prefix, { limit: 1, leaseMs: 50 });
-    await s.acquire('crashy.example.org'); // never released, as by a killed worker
-    const release = await s.acquire('crashy.example.org', AbortSignal.timeout(2000));
+    // A holder that never renews nor releases, as a SIGKILLed worker.
+    const dead = semaphore(prefix, { limit: 1, leaseMs: 50, renewMs: 3_600_000 });
+    await dead.acquire('crashy.example.org');
+    const release = await semaphore(prefix, { limit: 1, leaseMs: 50 }).acquire(
+      'crashy.example.org',
+      AbortSignal.timeout(2000),
+    );
     await release();
+  });
+
+  it("keeps a live holder's slot past the lease by renewing it", async () => {
+    const prefix = freshPrefix(store.prefix);
+    const live = semaphore(prefix, { limit: 1, leaseMs: 400, renewMs: 50 });
+    const release = await live.acquire('busy.example.org');
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await expect(
+      semaphore(prefix, { limit: 1, leaseMs: 400 }).acquire('busy.example.org', AbortSignal.timeout(300)),
+    ).rejects.toBeInstanceOf(SemaphoreTimeoutError);
+    await release();
+    expect(await store.redis.zcard(`${prefix}mx-slots:busy.example.org`)).toBe(0);
   });
 
   it('paces connection opens to one host', async () => {

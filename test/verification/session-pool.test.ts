@@ -373,4 +373,22 @@ describe('one process per MX host (host-owner.ts)', () => {
     expect(await second.verify('bob@pool.test')).toMatchObject({ status: 'valid', reason: 'accepted' });
     expect(pooled.connections.length - before).toBe(2);
   });
+
+  it("takes over a dead owner's claim on the host, so nothing more is forwarded to it", async () => {
+    // SMTP steps of 30 s make a claim last 30.5 s: only the takeover can change the holder within the test.
+    const shared = options(pooled.port, { smtpTimeoutMs: 30_000, probeTimeoutMs: 60_000 });
+    const [first, second] = [verifierFrom(shared), verifierFrom(shared)];
+    const claim = `${shared.keyPrefix}mx-owner:mx.pool.test`;
+    expect((await first.verify('alice@pool.test')).status).toBe('valid');
+    const dead = await store.redis.get(claim);
+    expect(dead).not.toBeNull();
+    await first.close();
+    // The first probe after the death finds the owner silent; the next one claims the host from it.
+    expect((await second.verify('bob@pool.test')).status).toBe('valid');
+    expect((await second.verify('carol@pool.test')).status).toBe('valid');
+    const holder = await store.redis.get(claim);
+    expect(holder).not.toBeNull();
+    expect(holder).not.toBe(dead);
+    await second.close();
+  });
 });

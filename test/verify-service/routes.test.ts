@@ -158,6 +158,23 @@ describe('POST /verify', () => {
     });
   });
 
+  it('is one verify-domains job, answered by a worker, with an id from the request id and the address', async () => {
+    const requestId = `single-${Date.now()}`;
+    const res = await app.inject({
+      method: 'POST',
+      url: '/verify',
+      headers: { 'content-type': 'application/json', 'x-api-key': keys.verify!, 'x-request-id': requestId },
+      payload: { email: 'carol@example.test' },
+    });
+    expect(res.statusCode).toBe(200);
+    const job = await runtime.queues.queue('verify').getJob(verifyJobId(requestId, ['carol@example.test']));
+    expect(job?.name).toBe('verify-domains');
+    expect(job?.data).toMatchObject({ emails: ['carol@example.test'], requestId });
+    expect(await job?.getState()).toBe('completed');
+    expect(job?.returnvalue).toEqual([res.json().data]);
+    expect(res.json().data).toMatchObject({ status: 'valid', reason: 'accepted' });
+  });
+
   it('refuses bad bodies with 400 and the error body', async () => {
     const cases: [unknown, RegExp][] = [
       ['{"email": ', /JSON/i],

@@ -36,9 +36,9 @@ describe('a verify worker killed mid-probe', () => {
       'mx.slow.test': { A: [SLOW] },
     });
     // A step timeout longer than the test: the frozen session never ends by itself. The request waits 2 minutes.
+    // The job lock and the stalled check are the defaults (dispatch-timers.ts).
     runtime = await createTestRuntime(
       worldEnv(dns.endpoint, smtp.port, {
-        WORKER_LOCK_MS: '2000',
         VERIFY_SMTP_TIMEOUT_MS: '120000',
         VERIFY_PROBE_TIMEOUT_MS: '150000',
         VERIFY_BULK_DEADLINE_MS: '120000',
@@ -59,7 +59,8 @@ describe('a verify worker killed mid-probe', () => {
   const startWorker = async () => {
     const worker = startProcess('workers/main.ts', ['--queues', 'verify'], runtime.env);
     workers.push(worker);
-    await worker.waitFor(/workers started/, 30_000);
+    // Booting a worker (tsx, the engine) took over 30 s on a loaded 2-core machine with another file's workers.
+    await worker.waitFor(/workers started/, 60_000);
     return worker;
   };
 

@@ -1,9 +1,7 @@
+import { dispatchTimersOf } from '../../shared/verification/dispatch-timers.js';
 import { createVerifier } from '../../shared/verification/index.js';
 import { verifierOptionsFrom } from '../../shared/verification/service.js';
 import type { ProcessorFactory } from '../types.js';
-
-/** Time left for a job's answer to travel back (Redis stream → the waiting request) before the deadline. */
-const ANSWER_MARGIN_MS = 250;
 
 /**
  * The verify queue. One verifier per worker process, created here: the per-MX connection cap and pacing live in
@@ -16,15 +14,19 @@ const ANSWER_MARGIN_MS = 250;
  */
 export const verifyProcessor: ProcessorFactory<'verify'> = (deps) => {
   const log = deps.logger.child({ component: 'verify' });
+  const timers = dispatchTimersOf(deps.config);
   const verifier = createVerifier(verifierOptionsFrom(deps.config, deps.redis, log));
   return {
     close: async () => verifier.close(),
     concurrency: deps.config.verify.workerConcurrency,
+    // Short locks, renewed by BullMQ while this process lives: a killed worker's jobs are taken over by another
+    // within VERIFY_FAILOVER_MS and a half, well before the request's deadline (WORKER_LOCK_MS would be 30-60 s).
+    lock: { durationMs: timers.jobLockMs, stalledIntervalMs: timers.stalledIntervalMs },
     handlers: {
       'verify-domains': async ({ emails, expiresAt }, { log: jobLog }) => {
         // The request that enqueued this has already answered (timeout): probing now only delays fresher jobs.
         // Taken within the answer margin, every domain would be answered unknown/timeout anyway.
-        if (expiresAt !== undefined && Date.now() > expiresAt - ANSWER_MARGIN_MS) {
+        if (expiresAt !== undefined && Date.now() > expiresAt - timers.answerMarginMs) {
           jobLog.info('verify job expired before a worker took it; skipped');
           return { skipped: 'expired' };
         }
@@ -34,7 +36,7 @@ export const verifyProcessor: ProcessorFactory<'verify'> = (deps) => {
         // domains reach the waiting request in time.
         return verifier.verifyDomainGroup(
           emails,
-          expiresAt === undefined ? undefined : expiresAt - ANSWER_MARGIN_MS,
+          expiresAt === undefined ? undefined : expiresAt - timers.answerMarginMs,
         );
       },
     },
