@@ -88,7 +88,7 @@ class Reader {
 }
 
 const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/;
-export const QUEUE_NAMES = ['ping', 'verify', 'ai', 'newsletter', 'polls', 'views'] as const;
+export const QUEUE_NAMES = ['ping', 'verify', 'ai', 'newsletter', 'polls', 'views', 'verify-lists'] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 function trustProxy(reader: Reader, env: Env): boolean | number | string[] {
@@ -182,6 +182,11 @@ export function loadConfig(env: Env = process.env) {
       workerConcurrency: r.int('VERIFY_WORKER_CONCURRENCY', 32, 1, 1000),
       // Minimum gap between two connection opens to one MX host, across all workers (0: none).
       mxPacingMs: r.int('VERIFY_MX_PACING_MS', 100, 0, 60_000),
+    },
+    // Asynchronous verification lists (POST /lists): the largest list accepted, in rows and in bytes of upload.
+    verifyLists: {
+      maxAddresses: r.int('VERIFY_LIST_MAX_ADDRESSES', 1_000_000, 1, 100_000_000),
+      maxBytes: r.int('VERIFY_LIST_MAX_BYTES', 64 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     },
     ai: {
       providerUrl: r.url('AI_PROVIDER_URL', ['http:', 'https:']),

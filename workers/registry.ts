@@ -4,6 +4,7 @@ import { newsletterProcessor } from './newsletter/processor.js';
 import { pingProcessor } from './ping/processor.js';
 import { pollsProcessor } from './polls/processor.js';
 import type { ProcessorFactory } from './types.js';
+import { verifyListsProcessor } from './lists/processor.js';
 import { verifyProcessor } from './verify/processor.js';
 import { viewsProcessor } from './views/processor.js';
 
@@ -15,4 +16,5 @@ export const processors: { [Q in QueueName]?: ProcessorFactory<Q> } = {
   polls: pollsProcessor,
   views: viewsProcessor,
   verify: verifyProcessor,
+  'verify-lists': verifyListsProcessor,
 };

@@ -6,6 +6,7 @@ import { metricsPlugin } from '../http/metrics.js';
 import { rateLimitPlugin } from '../http/rate-limit.js';
 import { createHttpApp } from '../http/server.js';
 import type { VerifyDeps } from './deps.js';
+import { listRoutes } from './lists/routes.js';
 import { verifyRoutes } from './routes.js';
 import { selfCheckRoutes } from './self-check.js';
 
@@ -19,5 +20,6 @@ export async function buildVerifyApp(deps: VerifyDeps) {
   await app.register(healthRoutes, { checks: readinessChecks(deps) });
   await app.register(verifyRoutes, { deps });
   await app.register(selfCheckRoutes, { deps });
+  await app.register(listRoutes, { deps });
   return app;
 }

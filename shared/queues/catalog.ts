@@ -4,6 +4,7 @@ import { newsletterQueue } from './newsletter.js';
 import { pingQueue } from './ping.js';
 import { pollsQueue } from './polls.js';
 import { verifyQueue } from './verify.js';
+import { verifyListsQueue } from './verify-lists.js';
 import { viewsQueue } from './views.js';
 
 /** Every queue and job of the system, declared once. */
@@ -14,6 +15,7 @@ export const catalog = {
   newsletter: newsletterQueue,
   polls: pollsQueue,
   views: viewsQueue,
+  'verify-lists': verifyListsQueue,
 } as const;
 
 export type Catalog = typeof catalog;

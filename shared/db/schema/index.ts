@@ -3,3 +3,4 @@ export * from './access.js';
 export * from './newsletter.js';
 export * from './polls.js';
 export * from './views.js';
+export * from './verification-lists.js';
