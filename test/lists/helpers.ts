@@ -8,8 +8,12 @@ export type VerifyApp = Awaited<ReturnType<typeof buildVerifyApp>>;
 
 export const MAIN = '127.0.6.2';
 export const CATCH_ALL = '127.0.6.3';
+export const TARPIT = '127.0.6.4';
 
-/** The loopback mail world of the list tests: example.test knows alice and carol, refuses bob; catchall.test takes all. */
+/**
+ * The loopback mail world of the list tests: example.test knows alice and carol and refuses bob, catchall.test takes
+ * anything, tarpit.test never answers.
+ */
 export async function startListWorld(): Promise<{
   dns: DnsServer;
   world: MailWorld;
@@ -21,10 +25,13 @@ export async function startListWorld(): Promise<{
       mailboxes: { alice: 'accept', carol: 'accept', bob: '550 5.1.1 <bob@example.test>: User unknown' },
     },
     [CATCH_ALL]: { kind: 'smtp', others: 'accept' },
+    // Accepts the connection and never says a word: its probes end only at the SMTP timeout.
+    [TARPIT]: { kind: 'raw', greeting: null },
   });
   const dns = await startDnsServer({
     ...mailDomain('example.test', MAIN),
     ...mailDomain('catchall.test', CATCH_ALL),
+    ...mailDomain('tarpit.test', TARPIT),
   });
   return {
     dns,

@@ -1,6 +1,8 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildVerifyApp } from '../../services/verify/app.js';
+import { QueueEvents } from 'bullmq';
+import { listChunkJobId } from '../../shared/queues/verify-lists.js';
 import { startWorkerPool, type WorkerPool } from '../../workers/pool.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { createKeys, worldEnv } from '../verify-service/helpers.js';
@@ -13,20 +15,35 @@ let runtime: TestRuntime;
 let pool: WorkerPool;
 let app: VerifyApp;
 let key: string;
+let queueEvents: QueueEvents;
 
 beforeAll(async () => {
   world = await startListWorld();
-  runtime = await createTestRuntime(worldEnv(world.dns.endpoint, world.world.port));
+  // Rate limits on, with room for every test: the cancel test reads its refund in the budget headers.
+  runtime = await createTestRuntime(
+    worldEnv(world.dns.endpoint, world.world.port, {
+      RATE_LIMIT_ENABLED: 'true',
+      VERIFY_RATE_LIMIT_HOURLY: '100000',
+      VERIFY_RATE_LIMIT_DAILY: '100000',
+    }),
+  );
   pool = await startWorkerPool(runtime, ['verify-lists']);
   app = await buildVerifyApp(runtime);
   ({ verify: key } = (await createKeys(runtime, { verify: ['verify'] })) as { verify: string });
+  queueEvents = new QueueEvents('verify-lists', {
+    connection: runtime.redis.duplicate({ maxRetriesPerRequest: null }),
+    prefix: runtime.config.queuePrefix,
+  });
+  await queueEvents.waitUntilReady();
 });
 
 afterAll(async () => {
+  await queueEvents?.close();
   await app?.close();
+  // The mail world first: closing the tarpit ends the probe still waiting on it, so the workers drain at once.
+  await world?.close();
   await pool?.close(5000);
   await runtime?.close();
-  await world?.close();
 });
 
 const INPUT = [
@@ -122,5 +139,70 @@ describe('a list verified by a worker', () => {
     expect(records[2]).toMatch(/^'\+1,bob@example\.test,invalid,/);
     expect(records[3]).toMatch(/^'@me,carol@example\.test,valid,/);
     expect(records[3]).toMatch(/,3$/);
+  });
+
+  it('cancels a running list: what is done stays readable, nothing more is written, the rest is refunded', async () => {
+    // 100 catch-all addresses (one chunk, quickly done) and 50 behind a tarpit (the other chunk, hanging).
+    const emails = [
+      ...Array.from({ length: 100 }, (_, i) => `c${i}@catchall.test`),
+      ...Array.from({ length: 50 }, (_, i) => `t${i}@tarpit.test`),
+    ];
+    const created = await jsonList(app, key, { emails });
+    expect(created.statusCode).toBe(202);
+    const { id } = created.json().data;
+    for (;;) {
+      const list = (await get(app, key, `/lists/${id}`)).json().data;
+      if (list.processed === 100) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const before = await get(app, key, `/lists/${id}`);
+    const remainingBefore = Number(before.headers['x-ratelimit-remaining']);
+    const cancelled = await app.inject({
+      method: 'DELETE',
+      url: `/lists/${id}`,
+      headers: { 'x-api-key': key },
+    });
+    expect(cancelled.statusCode, cancelled.body).toBe(200);
+    expect(cancelled.json().data).toMatchObject({
+      status: 'cancelled',
+      processed: 100,
+      counts: { valid: 0, invalid: 0, risky: 100, unknown: 0 },
+      eta_seconds: null,
+    });
+    expect(cancelled.json().data.completed_at).not.toBeNull();
+    // 50 addresses never verified come back; the DELETE and this GET cost one point each.
+    const after = await get(app, key, `/lists/${id}`);
+    expect(Number(after.headers['x-ratelimit-remaining'])).toBe(remainingBefore - 2 + 50);
+
+    const results = (await get(app, key, `/lists/${id}/results?limit=1000`)).json().data;
+    expect(results.complete).toBe(true);
+    expect(results.results).toHaveLength(100);
+    expect(results.results.every((r: { row: number }) => r.row <= 100)).toBe(true);
+
+    // The tarpit chunk's probe ends (the world closes its connection); its results are dropped, not stored.
+    const [tarpit] = await runtime.database.query<{ chunk: number }>(
+      sql`SELECT chunk FROM verification_list_addresses WHERE list_id = ${id} AND domain = 'tarpit.test' LIMIT 1`,
+    );
+    const job = await runtime.queues.queue('verify-lists').getJob(listChunkJobId(id, tarpit!.chunk));
+    await world.world.close();
+    await job!.waitUntilFinished(queueEvents);
+    const [stored] = await runtime.database.query<{ n: number }>(
+      sql`SELECT count(*)::int AS n FROM verification_list_rows WHERE list_id = ${id} AND result IS NOT NULL`,
+    );
+    expect(stored!.n).toBe(100);
+
+    // A second DELETE removes the ended list and its results.
+    const deleted = await app.inject({
+      method: 'DELETE',
+      url: `/lists/${id}`,
+      headers: { 'x-api-key': key },
+    });
+    expect(deleted.statusCode).toBe(204);
+    expect((await get(app, key, `/lists/${id}`)).statusCode).toBe(404);
+    expect((await get(app, key, `/lists/${id}/results`)).statusCode).toBe(404);
+    const [rows] = await runtime.database.query<{ n: number }>(
+      sql`SELECT count(*)::int AS n FROM verification_list_rows WHERE list_id = ${id}`,
+    );
+    expect(rows!.n).toBe(0);
   });
 });
