@@ -21,7 +21,7 @@ import { enqueueChunks } from './enqueue.js';
 import { newListId } from './ids.js';
 
 /** Rows written per INSERT while an upload streams in: memory holds one batch, whatever the list's size. */
-const INSERT_BATCH = 1000;
+const INSERT_BATCH = 5000;
 
 export interface ListEntry {
   /** The cell holding the address, as uploaded. */
@@ -105,17 +105,25 @@ export async function createList(deps: CreateListDeps, input: CreateListInput): 
       });
       let batch: NewRow[] = [];
       let row = 0;
+      // One batch is written while the next is parsed: the upload and PostgreSQL work side by side.
+      let writing: Promise<void> = Promise.resolve();
+      const write = async (rows: NewRow[]) => {
+        await writing;
+        writing = insertRows(tx, id, rows);
+        writing.catch(() => {}); // awaited below; a failure is not left unhandled meanwhile
+      };
       for await (const entry of input.entries) {
         row += 1;
         if (row > input.maxAddresses)
           throw new ListTooLargeError(`A list holds at most ${input.maxAddresses} addresses`);
         batch.push({ row, ...addressKey(entry.email), fields: entry.fields });
         if (batch.length >= INSERT_BATCH) {
-          await insertRows(tx, id, batch);
+          await write(batch);
           batch = [];
         }
       }
-      await insertRows(tx, id, batch);
+      await write(batch);
+      await writing;
       const { unique } = await finishUpload(tx, id, input.columns());
       if (unique === 0) throw new ValidationError('The list holds no addresses');
       const charge = await deps.budget.charge(input.keyId, unique);

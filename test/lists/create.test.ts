@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildVerifyApp } from '../../services/verify/app.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
@@ -224,6 +225,17 @@ describe('POST /lists with an upload', () => {
     expectError(await upload(app, keys.verify!, big), 413, /4096 bytes/);
     const many = `email\n${Array.from({ length: 21 }, (_, i) => `u${i}@example.test`).join('\n')}\n`;
     expectError(await upload(app, keys.verify!, many), 413, /at most 20 addresses/);
+  });
+
+  it('counts the bytes of an upload streamed without a Content-Length', async () => {
+    const chunks = Array.from({ length: 60 }, (_, i) => `user${i}@example.test,${'x'.repeat(80)}\n`);
+    const res = await app.inject({
+      method: 'POST',
+      url: '/lists',
+      headers: { 'content-type': 'text/csv', 'x-api-key': keys.verify! },
+      payload: Readable.from(['email,pad\n', ...chunks]),
+    });
+    expectError(res, 413, /4096 bytes/);
   });
 
   it('answers 415 for another content type', async () => {
