@@ -109,7 +109,7 @@ const created = await call(
   {
     method: 'POST',
     headers: { 'content-type': type },
-    body: Readable.toWeb(createReadStream(file)) as unknown as BodyInit,
+    body: Readable.toWeb(createReadStream(file)) as unknown as RequestInit['body'],
     duplex: 'half',
   } as RequestInit,
   TRANSFER_TIMEOUT_MS,
