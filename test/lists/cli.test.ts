@@ -1,3 +1,5 @@
+import { sql } from 'drizzle-orm';
+import net from 'node:net';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -61,5 +63,32 @@ describe('npm run verify:list', () => {
     const run = await runProcess('bin/verify-list.ts', [input], { VERIFY_URL: url, VERIFY_API_KEY: 'nope' });
     expect(run.code).toBe(1);
     expect(run.output).toMatch(/401/);
+  });
+});
+
+describe('an interrupted upload', () => {
+  it('leaves nothing behind and does not hold its transaction open', async () => {
+    const { hostname, port } = new URL(url);
+    const socket = net.connect(Number(port), hostname);
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write(
+      `POST /lists?name=cut HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${key}\r\nContent-Type: text/csv\r\n` +
+        'Transfer-Encoding: chunked\r\n\r\n',
+    );
+    const rows = `email\n${Array.from({ length: 2000 }, (_, i) => `u${i}@example.test`).join('\n')}\n`;
+    socket.write(`${Buffer.byteLength(rows).toString(16)}\r\n${rows}\r\n`);
+    // The rows are being written inside the upload's transaction: wait until it is open, then cut the connection.
+    const inTransaction = () =>
+      runtime.database.query<{ n: number }>(
+        sql`SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND state LIKE 'idle in transaction%'`,
+      );
+    while ((await inTransaction())[0]!.n === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    socket.destroy();
+    while ((await inTransaction())[0]!.n > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    const [lists] = await runtime.database.query<{ n: number }>(
+      sql`SELECT count(*)::int AS n FROM verification_lists WHERE name = 'cut'`,
+    );
+    expect(lists!.n).toBe(0);
   });
 });

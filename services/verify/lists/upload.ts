@@ -51,6 +51,11 @@ function feed(body: Readable, maxBytes: number, target: Writable & Readable): ()
     target.destroy(err);
   });
   body.on('error', (err) => target.destroy(err));
+  // A client that goes away mid-upload (or the server's request timeout) closes the request without an end: the
+  // reader must fail, or the upload's transaction would wait for rows forever.
+  body.on('close', () => {
+    if (!body.readableEnded) target.destroy(new Error('The upload was interrupted'));
+  });
   body.pipe(counter).pipe(target);
   return stop;
 }
