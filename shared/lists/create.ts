@@ -7,6 +7,7 @@ import {
   insertList,
   insertRows,
   recordCharge,
+  type Executor,
   type ListRecord,
   type NewRow,
 } from '../db/repositories/verification-lists.js';
@@ -16,7 +17,7 @@ import type { Queues } from '../queues/producer.js';
 import { LIST_LANES } from '../queues/verify-lists.js';
 import type { Decision } from '../ratelimit/limiter.js';
 import { parseAddress } from '../verification/index.js';
-import type { ListBudget } from './budget.js';
+import type { Charge, ListBudget } from './budget.js';
 import { enqueueChunks } from './enqueue.js';
 import { newListId } from './ids.js';
 
@@ -88,11 +89,8 @@ export async function createList(deps: CreateListDeps, input: CreateListInput): 
     if (existing) return { list: existing, created: false, decision: null };
   }
   const id = newListId();
-  let charged: {
-    points: number;
-    decision: Decision | null;
-    windows: Record<'hour' | 'day', number> | null;
-  } | null = null;
+  // The charge taken inside the transaction, so that it can be given back if the transaction does not commit.
+  const held: { charge: (Charge & { points: number }) | null } = { charge: null };
   try {
     await deps.database.db.transaction(async (tx) => {
       await insertList(tx, {
@@ -103,41 +101,18 @@ export async function createList(deps: CreateListDeps, input: CreateListInput): 
         callbackUrl: input.callbackUrl,
         idempotencyKey: input.idempotencyKey,
       });
-      let batch: NewRow[] = [];
-      let row = 0;
-      // One batch is written while the next is parsed: the upload and PostgreSQL work side by side.
-      let writing: Promise<void> = Promise.resolve();
-      const write = async (rows: NewRow[]) => {
-        await writing;
-        writing = insertRows(tx, id, rows);
-        writing.catch(() => {}); // awaited below; a failure is not left unhandled meanwhile
-      };
-      for await (const entry of input.entries) {
-        row += 1;
-        if (row > input.maxAddresses)
-          throw new ListTooLargeError(`A list holds at most ${input.maxAddresses} addresses`);
-        batch.push({ row, ...addressKey(entry.email), fields: entry.fields });
-        if (batch.length >= INSERT_BATCH) {
-          await write(batch);
-          batch = [];
-        }
-      }
-      await write(batch);
-      await writing;
+      await writeEntries(tx, id, input);
       const { unique } = await finishUpload(tx, id, input.columns());
       if (unique === 0) throw new ValidationError('The list holds no addresses');
       const charge = await deps.budget.charge(input.keyId, unique);
-      charged = { points: unique, ...charge };
-      if (charge.decision && !charge.decision.allowed) {
-        charged = null; // a refused charge gave its points back already
-        throw new ListChargeRefusedError(charge.decision);
-      }
+      // A refused charge has given its points back already.
+      if (charge.decision && !charge.decision.allowed) throw new ListChargeRefusedError(charge.decision);
+      held.charge = { ...charge, points: unique };
       await recordCharge(tx, id, charge.decision ? unique : 0, charge.windows);
     });
   } catch (err) {
-    // Charged but not committed: the points go back.
-    const lost = charged as { points: number; windows: Record<'hour' | 'day', number> | null } | null;
-    if (lost) await deps.budget.refund(input.keyId, lost.points, lost.windows).catch(() => {});
+    if (held.charge)
+      await deps.budget.refund(input.keyId, held.charge.points, held.charge.windows).catch(() => {});
     if (input.idempotencyKey !== null && isUniqueViolation(err)) {
       const existing = await findByIdempotencyKey(deps.database.db, input.userId, input.idempotencyKey);
       if (existing) return { list: existing, created: false, decision: null };
@@ -155,8 +130,31 @@ export async function createList(deps: CreateListDeps, input: CreateListInput): 
     // The list is stored: the sweeper starts it once the queue is reachable again.
     deps.logger.warn({ err, listId: id }, 'could not enqueue a new list; the sweeper will');
   }
-  const decision = (charged as { decision: Decision | null } | null)?.decision ?? null;
-  return { list, created: true, decision };
+  return { list, created: true, decision: held.charge?.decision ?? null };
+}
+
+/** Writes the entries as rows in batches; one batch is written while the next is parsed. */
+async function writeEntries(tx: Executor, id: string, input: CreateListInput): Promise<void> {
+  let batch: NewRow[] = [];
+  let row = 0;
+  let writing: Promise<void> = Promise.resolve();
+  const write = async (rows: NewRow[]) => {
+    await writing;
+    writing = insertRows(tx, id, rows);
+    writing.catch(() => {}); // awaited below; a failure is not left unhandled meanwhile
+  };
+  for await (const entry of input.entries) {
+    row += 1;
+    if (row > input.maxAddresses)
+      throw new ListTooLargeError(`A list holds at most ${input.maxAddresses} addresses`);
+    batch.push({ row, ...addressKey(entry.email), fields: entry.fields });
+    if (batch.length >= INSERT_BATCH) {
+      await write(batch);
+      batch = [];
+    }
+  }
+  await write(batch);
+  await writing;
 }
 
 function headersOf(decision: Decision): Record<string, string> {
