@@ -157,6 +157,9 @@ describe('a list verified by a worker', () => {
     }
     const before = await get(app, key, `/lists/${id}`);
     const remainingBefore = Number(before.headers['x-ratelimit-remaining']);
+    // Running, with a rate observed: the ETA extrapolates it to the 50 addresses left.
+    expect(before.json().data).toMatchObject({ status: 'running', progress: 66 });
+    expect(before.json().data.eta_seconds).toBeGreaterThan(0);
     const cancelled = await app.inject({
       method: 'DELETE',
       url: `/lists/${id}`,

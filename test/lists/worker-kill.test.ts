@@ -60,7 +60,8 @@ describe('a list worker killed mid-probe', () => {
   const startWorker = async () => {
     const worker = startProcess('workers/main.ts', ['--queues', 'verify-lists'], runtime.env);
     workers.push(worker);
-    await worker.waitFor(/workers started/, 30_000);
+    // Generous: a worker boots in seconds, but test files share a loaded machine.
+    await worker.waitFor(/workers started/, 90_000);
     return worker;
   };
 
@@ -106,5 +107,5 @@ describe('a list worker killed mid-probe', () => {
     expect(state).toEqual({ probed: 4, rows: 5, verified: 4 });
     // The second worker probed the chunk again in a session of its own.
     expect(smtp.stats.get(SLOW)!.connections).toBe(2);
-  }, 120_000);
+  }, 240_000);
 });
