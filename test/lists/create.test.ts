@@ -210,6 +210,14 @@ describe('POST /lists with an upload', () => {
     expect(res.json().data).toMatchObject({ total: 3, unique: 2, duplicates: 1 });
   });
 
+  it('drops NUL characters, which PostgreSQL cannot store, instead of failing', async () => {
+    const res = await upload(app, keys.verify!, 'email,note\nal\u0000ice@example.test,a\u0000b\n');
+    expect(res.statusCode, res.body).toBe(202);
+    expect(await rowsOf(res.json().data.id)).toEqual([
+      { row: 1, email: 'alice@example.test', fields: ['alice@example.test', 'ab'] },
+    ]);
+  });
+
   it('refuses a malformed CSV with a 400', async () => {
     expectError(await upload(app, keys.verify!, 'email\n"alice@example.test\n'), 400, /Malformed CSV/);
   });

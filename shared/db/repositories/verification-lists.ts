@@ -48,6 +48,13 @@ export interface ListRecord {
 
 const L = sql.raw('verification_lists');
 
+/**
+ * JSON for a jsonb value: PostgreSQL refuses the NUL character (\u0000) in jsonb, and uploaded cells or a remote
+ * SMTP reply may hold one; it is dropped from every string.
+ */
+export const jsonb = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' ? v.replaceAll('\u0000', '') : v));
+
 const listColumns = sql`l.id, l.user_id, l.key_id, l.name, l.status, l.total, l.unique_count, l.processed,
   l.probed, l.valid_count, l.invalid_count, l.risky_count, l.unknown_count, l.columns, l.callback_url, l.charged,
   l.charge_windows, ${iso(sql`l.created_at`)} AS created_at, ${iso(sql`l.started_at`)} AS started_at,
@@ -89,7 +96,7 @@ export async function insertRows(db: Executor, listId: string, batch: readonly N
         SELECT ${listId}, r, e, a, f
         FROM unnest(${arrayLiteral(batch.map((b) => b.row))}::int[], ${arrayLiteral(batch.map((b) => b.email))}::text[],
                     ${arrayLiteral(batch.map((b) => b.address))}::text[],
-                    ${arrayLiteral(batch.map((b) => (b.fields === null ? null : JSON.stringify(b.fields))))}::jsonb[])
+                    ${arrayLiteral(batch.map((b) => (b.fields === null ? null : jsonb(b.fields))))}::jsonb[])
              AS t(r, e, a, f)`,
   );
 }
@@ -113,7 +120,7 @@ export async function finishUpload(
   const [totals] = await run<{ total: number; unique: number }>(
     db,
     sql`UPDATE ${L} SET
-          columns = ${columns === null ? null : JSON.stringify(columns)}::jsonb,
+          columns = ${columns === null ? null : jsonb(columns)}::jsonb,
           total = (SELECT count(*) FROM verification_list_rows WHERE list_id = ${listId}),
           unique_count = (SELECT count(*) FROM verification_list_addresses WHERE list_id = ${listId})
         WHERE id = ${listId} RETURNING total, unique_count AS unique`,
@@ -295,7 +302,7 @@ export async function storeResults(
   listId: string,
   results: readonly { address: string; result: unknown }[],
 ): Promise<{ pending: boolean; unclaimed: boolean }> {
-  const input = JSON.stringify(results);
+  const input = jsonb(results);
   await run(
     db,
     sql`WITH input AS (
