@@ -89,7 +89,16 @@ class Reader {
 }
 
 const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/;
-export const QUEUE_NAMES = ['ping', 'verify', 'ai', 'newsletter', 'polls', 'views', 'deliveries'] as const;
+export const QUEUE_NAMES = [
+  'ping',
+  'verify',
+  'ai',
+  'newsletter',
+  'polls',
+  'views',
+  'deliveries',
+  'verify-lists',
+] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
 function trustProxy(reader: Reader, env: Env): boolean | number | string[] {
@@ -207,6 +216,11 @@ export function loadConfig(env: Env = process.env) {
       // How long a verify worker that died without a word (SIGKILL, OOM) keeps its jobs, its MX hosts and its SMTP
       // slots before the others take them over; every dispatch timer derives from it (verification/dispatch-timers.ts).
       failoverMs: r.int('VERIFY_FAILOVER_MS', 5000, 1000, 600_000),
+    },
+    // Asynchronous verification lists (POST /lists): the largest list accepted, in rows and in bytes of upload.
+    verifyLists: {
+      maxAddresses: r.int('VERIFY_LIST_MAX_ADDRESSES', 1_000_000, 1, 100_000_000),
+      maxBytes: r.int('VERIFY_LIST_MAX_BYTES', 64 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
     },
     ai: {
       providerUrl: r.url('AI_PROVIDER_URL', ['http:', 'https:']),

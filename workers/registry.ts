@@ -5,6 +5,7 @@ import { newsletterProcessor } from './newsletter/processor.js';
 import { pingProcessor } from './ping/processor.js';
 import { pollsProcessor } from './polls/processor.js';
 import type { ProcessorFactory } from './types.js';
+import { verifyListsProcessor } from './lists/processor.js';
 import { verifyProcessor } from './verify/processor.js';
 import { viewsProcessor } from './views/processor.js';
 
@@ -17,4 +18,5 @@ export const processors: { [Q in QueueName]?: ProcessorFactory<Q> } = {
   views: viewsProcessor,
   verify: verifyProcessor,
   deliveries: deliveriesProcessor,
+  'verify-lists': verifyListsProcessor,
 };

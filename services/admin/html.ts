@@ -42,6 +42,7 @@ export const NAV = [
   ['/admin/keys', 'API keys'],
   ['/admin/settings', 'Settings'],
   ['/admin/newsletter', 'Newsletter'],
+  ['/admin/lists', 'Lists'],
   ['/admin/queues', 'Queues'],
 ] as const;
 

@@ -9,6 +9,7 @@ import type { AdminDeps } from './deps.js';
 import { html, page } from './html.js';
 import { dashboardPage } from './pages/dashboard.js';
 import { keysPages } from './pages/keys.js';
+import { listsPage } from './pages/lists.js';
 import { newsletterPage } from './pages/newsletter.js';
 import { settingsPages } from './pages/settings.js';
 import { queuesBoard } from './queues.js';
@@ -197,6 +198,7 @@ export const adminPlugin: FastifyPluginAsync<{ deps: AdminDeps }> = async (app, 
       await keysPages(forms, context);
       await settingsPages(forms, context);
       await newsletterPage(forms, context);
+      await listsPage(forms, context);
     });
     await queuesBoard(secured, deps);
   });

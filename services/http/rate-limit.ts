@@ -23,6 +23,11 @@ declare module 'fastify' {
      * counts each of its entries). Without it a request costs 1, counted before anything else runs.
      */
     rateLimitCost?: (request: FastifyRequest) => number;
+    /**
+     * The handler counts the request itself (a streamed upload whose cost is known only once it is read): it sets
+     * request.rateLimit and the headers. If it never does (an error first), onSend counts 1 point as for any route.
+     */
+    rateLimitInHandler?: boolean;
   }
   interface FastifyRequest {
     /** The rate-limit decision of this request, once counted. */
@@ -170,7 +175,13 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
     });
 
     app.addHook('onRequest', async (request, reply) => {
-      if (isExempt(request) || costOf(request) || awaitsSession(request)) return;
+      if (
+        isExempt(request) ||
+        costOf(request) ||
+        request.routeOptions.config?.rateLimitInHandler ||
+        awaitsSession(request)
+      )
+        return;
       const decision = await count(request, reply, 1);
       if (!decision.allowed) throw refuse(decision);
     });

@@ -10,6 +10,7 @@ import { rateLimitPlugin } from '../http/rate-limit.js';
 import { createHttpApp } from '../http/server.js';
 import type { VerifyDeps } from './deps.js';
 import { registerVerifyOpenApi, VERIFY_AUTH_CHALLENGE } from './openapi.js';
+import { listRoutes } from './lists/routes.js';
 import { verifyRoutes } from './routes.js';
 import { selfCheckRoutes } from './self-check.js';
 
@@ -46,5 +47,6 @@ export async function buildVerifyApp(deps: VerifyDeps) {
   await registerVerifyOpenApi(app);
   await app.register(verifyRoutes, { deps });
   await app.register(selfCheckRoutes, { deps });
+  await app.register(listRoutes, { deps });
   return app;
 }

@@ -5,6 +5,7 @@ import { newsletterQueue } from './newsletter.js';
 import { pingQueue } from './ping.js';
 import { pollsQueue } from './polls.js';
 import { verifyQueue } from './verify.js';
+import { verifyListsQueue } from './verify-lists.js';
 import { viewsQueue } from './views.js';
 
 /** Every queue and job of the system, declared once. */
@@ -16,6 +17,7 @@ export const catalog = {
   polls: pollsQueue,
   views: viewsQueue,
   deliveries: deliveriesQueue,
+  'verify-lists': verifyListsQueue,
 } as const;
 
 export type Catalog = typeof catalog;

@@ -5,3 +5,4 @@ export * from './polls.js';
 export * from './views.js';
 export * from './deliveries.js';
 export * from './admin-sessions.js';
+export * from './verification-lists.js';

@@ -1,0 +1,132 @@
+import { createReadStream, createWriteStream, statSync } from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { ReadableStream } from 'node:stream/web';
+import { parseArgs } from 'node:util';
+
+/**
+ * `npm run verify:list -- FILE.csv [--out results.csv] [--key KEY] [--email-column NAME|N] [--name NAME]`
+ *
+ * Uploads a CSV (or a .txt of one address per line) to the verification service's POST /lists, shows the list's
+ * progress (a bar on a terminal, a line per change otherwise), then downloads the results as CSV: the uploaded
+ * columns followed by the result fields. VERIFY_URL (default http://localhost:3001) names the service; the key
+ * comes from --key or VERIFY_API_KEY. Exit code 0 when the list completed, 1 otherwise.
+ */
+
+const USAGE =
+  'usage: npm run verify:list -- FILE.csv [--out results.csv] [--key KEY] [--email-column NAME|N] [--name NAME]';
+const POLL_MS = 1000;
+const REQUEST_TIMEOUT_MS = 30_000;
+// An upload or a download of a million rows over a slow link: generous, but never unbounded.
+const TRANSFER_TIMEOUT_MS = 30 * 60_000;
+
+interface List {
+  id: string;
+  status: string;
+  total: number;
+  processed: number;
+  progress: number;
+  counts: Record<'valid' | 'invalid' | 'risky' | 'unknown', number>;
+  eta_seconds: number | null;
+}
+
+function fail(message: string, code = 1): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(code);
+}
+
+const { values, positionals } = (() => {
+  try {
+    return parseArgs({
+      allowPositionals: true,
+      options: {
+        out: { type: 'string' },
+        key: { type: 'string' },
+        'email-column': { type: 'string' },
+        name: { type: 'string' },
+      },
+    });
+  } catch (err) {
+    return fail(`${(err as Error).message}\n${USAGE}`, 2);
+  }
+})();
+const file = positionals[0];
+if (!file || positionals.length > 1) fail(USAGE, 2);
+const key = values.key ?? process.env.VERIFY_API_KEY;
+if (!key) fail('An API key with the verify scope is needed: --key or VERIFY_API_KEY', 2);
+const base = (process.env.VERIFY_URL ?? 'http://localhost:3001').replace(/\/+$/, '');
+const out =
+  values.out ?? path.join(path.dirname(file), `${path.basename(file, path.extname(file))}.results.csv`);
+try {
+  if (!statSync(file).isFile()) fail(`${file} is not a file`, 2);
+} catch {
+  fail(`${file}: no such file`, 2);
+}
+
+async function call(url: string, init: RequestInit = {}, timeoutMs = REQUEST_TIMEOUT_MS): Promise<Response> {
+  let res: Response;
+  try {
+    res = await fetch(`${base}${url}`, {
+      ...init,
+      headers: { 'x-api-key': key!, ...(init.headers as Record<string, string>) },
+      signal: AbortSignal.timeout(timeoutMs),
+    });
+  } catch (err) {
+    return fail(`${base}${url}: ${(err as Error).message}`);
+  }
+  if (!res.ok) {
+    const body = (await res.json().catch(() => null)) as { message?: string } | null;
+    fail(`${init.method ?? 'GET'} ${url}: ${res.status} ${body?.message ?? res.statusText}`);
+  }
+  return res;
+}
+
+function progressLine(list: List): string {
+  const { valid, invalid, risky, unknown } = list.counts;
+  const eta = list.eta_seconds === null ? '' : ` eta ${list.eta_seconds}s`;
+  return `${list.status} ${list.processed}/${list.total} (${list.progress}%) valid ${valid} invalid ${invalid} risky ${risky} unknown ${unknown}${eta}`;
+}
+
+function show(list: List, previous: string | null): string {
+  const line = progressLine(list);
+  if (process.stdout.isTTY) {
+    const width = 30;
+    const filled = Math.round((list.progress / 100) * width);
+    process.stdout.write(`\r[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${line}\x1b[K`);
+  } else if (line !== previous) {
+    process.stdout.write(`${line}\n`);
+  }
+  return line;
+}
+
+const query = new URLSearchParams();
+if (values.name) query.set('name', values.name);
+if (values['email-column']) query.set('email_column', values['email-column']);
+const type = /\.txt$/i.test(file) ? 'text/plain' : 'text/csv';
+const created = await call(
+  `/lists${query.size > 0 ? `?${query}` : ''}`,
+  {
+    method: 'POST',
+    headers: { 'content-type': type },
+    body: Readable.toWeb(createReadStream(file)) as unknown as RequestInit['body'],
+    duplex: 'half',
+  } as RequestInit,
+  TRANSFER_TIMEOUT_MS,
+);
+let list = ((await created.json()) as { data: List }).data;
+process.stdout.write(`list ${list.id}: ${list.total} rows\n`);
+
+let previous: string | null = null;
+for (;;) {
+  previous = show(list, previous);
+  if (!['queued', 'running'].includes(list.status)) break;
+  await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  list = ((await (await call(`/lists/${list.id}`)).json()) as { data: List }).data;
+}
+if (process.stdout.isTTY) process.stdout.write('\n');
+
+const results = await call(`/lists/${list.id}/results?format=csv`, {}, TRANSFER_TIMEOUT_MS);
+await pipeline(Readable.fromWeb(results.body as ReadableStream), createWriteStream(out));
+process.stdout.write(`results: ${out}\n`);
+process.exit(list.status === 'completed' ? 0 : 1);

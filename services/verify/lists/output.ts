@@ -1,0 +1,94 @@
+import { Readable } from 'node:stream';
+import { stringify } from 'csv-stringify/sync';
+import type { Database } from '../../../shared/db/client.js';
+import { resultsAfter, type ResultRow } from '../../../shared/db/repositories/verification-lists.js';
+import { VerificationResult } from '../schemas.js';
+
+/**
+ * The streamed result formats (NDJSON, CSV): every finished row (or every row of the wanted statuses) in input
+ * order, read from PostgreSQL in keyset batches by row number. A batch is the only thing in memory, and no
+ * transaction or connection is held between batches, so a slow download pins nothing in the database.
+ */
+
+const BATCH = 1000;
+
+/** The result fields in the order of the API's schema (jsonb does not keep key order). */
+export const RESULT_FIELDS = Object.keys(
+  VerificationResult.properties,
+) as (keyof typeof VerificationResult.properties)[];
+
+export function orderedResult(row: ResultRow): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const field of RESULT_FIELDS) out[field] = row.result[field] ?? null;
+  out.row = row.row;
+  return out;
+}
+
+async function* finishedRows(
+  database: Database,
+  listId: string,
+  statuses: readonly string[] | null,
+): AsyncGenerator<ResultRow> {
+  let after = 0;
+  for (;;) {
+    const batch = await resultsAfter(database.db, listId, statuses, after, BATCH);
+    for (const row of batch) yield row;
+    if (batch.length < BATCH) return;
+    after = batch[batch.length - 1]!.row;
+  }
+}
+
+export function ndjsonStream(
+  database: Database,
+  listId: string,
+  statuses: readonly string[] | null,
+): Readable {
+  return Readable.from(
+    (async function* () {
+      for await (const row of finishedRows(database, listId, statuses))
+        yield `${JSON.stringify(orderedResult(row))}\n`;
+    })(),
+  );
+}
+
+/**
+ * A spreadsheet runs a cell starting with = + - @ (or a tab or CR before them) as a formula: such cells get a
+ * leading apostrophe. Uploaded cells and remote SMTP replies alike are untrusted.
+ */
+export function safeCell(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  const text = String(value);
+  return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
+}
+
+/** Result fields appended to the uploaded columns; a name the upload already uses gets a `verify_` prefix. */
+export function appendedNames(columns: readonly string[]): string[] {
+  const taken = new Set(columns.map((c) => c.trim().toLowerCase()));
+  return [...RESULT_FIELDS.filter((f) => f !== 'email'), 'row'].map((f) =>
+    taken.has(f) ? `verify_${f}` : f,
+  );
+}
+
+export function csvStream(
+  database: Database,
+  listId: string,
+  uploaded: string[] | null,
+  statuses: readonly string[] | null,
+): Readable {
+  const columns = uploaded ?? ['email'];
+  const line = (cells: unknown[]) =>
+    stringify([cells.map(safeCell)], { eof: true, record_delimiter: '\r\n' });
+  return Readable.from(
+    (async function* () {
+      yield line([...columns, ...appendedNames(columns)]);
+      for await (const row of finishedRows(database, listId, statuses)) {
+        const fields = row.fields ?? [String(row.result.email ?? '')];
+        // Rows may be shorter or longer than the header (a ragged CSV): padded, never shifted.
+        const uploadedCells = columns.map((_, k) => fields[k] ?? '');
+        const result = orderedResult(row);
+        const appended = [...RESULT_FIELDS.filter((f) => f !== 'email').map((f) => result[f]), row.row];
+        yield line([...uploadedCells, ...appended]);
+      }
+    })(),
+  );
+}

@@ -1,0 +1,44 @@
+import { Type } from 'typebox';
+import { defineQueue, retrying, Unread } from './define.js';
+
+/** Distinct addresses one chunk job of a list verifies (grouped by domain, like a /bulk-verify request). */
+export const LIST_CHUNK_ADDRESSES = 100;
+
+/**
+ * Chunks of one list in flight at once. Each list runs this many "lanes": chunk k, when done, enqueues chunk
+ * k + LIST_LANES at the back of the queue, so the lists of different owners take turns (round robin) and one big
+ * list never holds more than this many of the workers' job slots.
+ */
+export const LIST_LANES = 2;
+
+/** How often the sweeper re-creates the jobs of lists whose chain of chunks was broken (a crash, a Redis restart). */
+export const LIST_SWEEP_EVERY_MS = 30_000;
+
+/** Deterministic job id of one chunk: enqueueing it again while it exists is a no-op. */
+export const listChunkJobId = (listId: string, chunk: number): string => `list-${listId}-${chunk}`;
+
+/**
+ * The verify-lists queue. Its own queue (not `verify`): a worker serves it with its own concurrency, so lists never
+ * take the job slots of the synchronous /bulk-verify jobs, whatever their size. PostgreSQL holds the truth of every
+ * list; a lost job is re-created by the sweeper.
+ */
+export const verifyListsQueue = defineQueue({
+  name: 'verify-lists',
+  jobs: {
+    chunk: {
+      listId: Type.String({ minLength: 1, maxLength: 64 }),
+      chunk: Type.Integer({ minimum: 0 }),
+    },
+    sweep: {},
+  },
+  // Nobody waits for a chunk: its results are stored in PostgreSQL, where the list is read.
+  results: { chunk: Unread, sweep: Unread },
+  defaultJobOptions: {
+    ...retrying(5, 2000),
+    removeOnComplete: { age: 600, count: 5000 },
+    removeOnFail: { age: 24 * 3600, count: 1000 },
+  },
+  schedulers: () => [
+    { id: 'verify-lists-sweep', job: 'sweep', payload: {}, repeat: { every: LIST_SWEEP_EVERY_MS } },
+  ],
+});

@@ -1,0 +1,94 @@
+import { sql } from 'drizzle-orm';
+import net from 'node:net';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildVerifyApp } from '../../services/verify/app.js';
+import { startWorkerPool, type WorkerPool } from '../../workers/pool.js';
+import { runProcess } from '../support/processes.js';
+import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
+import { createKeys, worldEnv } from '../verify-service/helpers.js';
+import { startListWorld, type VerifyApp } from './helpers.js';
+
+// `npm run verify:list` as a user runs it: a real process uploading to the listening service, following the list
+// while a worker verifies it, and writing the CSV results.
+
+let world: Awaited<ReturnType<typeof startListWorld>>;
+let runtime: TestRuntime;
+let pool: WorkerPool;
+let app: VerifyApp;
+let key: string;
+let url: string;
+const dir = mkdtempSync(path.join(tmpdir(), 'verify-list-'));
+
+beforeAll(async () => {
+  world = await startListWorld();
+  runtime = await createTestRuntime(worldEnv(world.dns.endpoint, world.world.port));
+  pool = await startWorkerPool(runtime, ['verify-lists']);
+  app = await buildVerifyApp(runtime);
+  url = await app.listen({ host: '127.0.0.1', port: 0 });
+  ({ verify: key } = (await createKeys(runtime, { verify: ['verify'] })) as { verify: string });
+});
+
+afterAll(async () => {
+  await app?.close();
+  await pool?.close(5000);
+  await runtime?.close();
+  await world?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('npm run verify:list', () => {
+  it('uploads a CSV, follows the list and downloads its results', async () => {
+    const input = path.join(dir, 'contacts.csv');
+    const output = path.join(dir, 'out.csv');
+    writeFileSync(input, 'name,email\nAnn,alice@example.test\nBob,bob@example.test\n');
+    const run = await runProcess('bin/verify-list.ts', [input, '--out', output], {
+      VERIFY_URL: url,
+      VERIFY_API_KEY: key,
+    });
+    expect(run.code, run.output).toBe(0);
+    expect(run.stdout).toMatch(/list [a-z2-7]{24}: 2 rows/);
+    expect(run.stdout).toMatch(/completed 2\/2 \(100%\) valid 1 invalid 1/);
+    const lines = readFileSync(output, 'utf8').trim().split('\r\n');
+    expect(lines[0]).toMatch(/^name,email,status,/);
+    expect(lines[1]).toMatch(/^Ann,alice@example\.test,valid,/);
+    expect(lines[2]).toMatch(/^Bob,bob@example\.test,invalid,/);
+  });
+
+  it('fails with the service message for a bad key', async () => {
+    const input = path.join(dir, 'one.txt');
+    writeFileSync(input, 'alice@example.test\n');
+    const run = await runProcess('bin/verify-list.ts', [input], { VERIFY_URL: url, VERIFY_API_KEY: 'nope' });
+    expect(run.code).toBe(1);
+    expect(run.output).toMatch(/401/);
+  });
+});
+
+describe('an interrupted upload', () => {
+  it('leaves nothing behind and does not hold its transaction open', async () => {
+    const { hostname, port } = new URL(url);
+    const socket = net.connect(Number(port), hostname);
+    await new Promise<void>((resolve) => socket.once('connect', () => resolve()));
+    socket.write(
+      `POST /lists?name=cut HTTP/1.1\r\nHost: x\r\nX-Api-Key: ${key}\r\nContent-Type: text/csv\r\n` +
+        'Transfer-Encoding: chunked\r\n\r\n',
+    );
+    const rows = `email\n${Array.from({ length: 2000 }, (_, i) => `u${i}@example.test`).join('\n')}\n`;
+    socket.write(`${Buffer.byteLength(rows).toString(16)}\r\n${rows}\r\n`);
+    // The rows are being written inside the upload's transaction: wait until it is open, then cut the connection.
+    const inTransaction = () =>
+      runtime.database.query<{ n: number }>(
+        sql`SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = current_database() AND state LIKE 'idle in transaction%'`,
+      );
+    while ((await inTransaction())[0]!.n === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    socket.destroy();
+    while ((await inTransaction())[0]!.n > 0) await new Promise((resolve) => setTimeout(resolve, 50));
+    const [lists] = await runtime.database.query<{ n: number }>(
+      sql`SELECT count(*)::int AS n FROM verification_lists WHERE name = 'cut'`,
+    );
+    expect(lists!.n).toBe(0);
+  });
+});

@@ -1,0 +1,54 @@
+import { createListBudget } from '../../shared/lists/budget.js';
+import { processChunk } from '../../shared/lists/chunk.js';
+import { announceEnd, endList } from '../../shared/lists/end.js';
+import { sweepLists } from '../../shared/lists/sweep.js';
+import { createVerifier } from '../../shared/verification/index.js';
+import { verifierOptionsFrom } from '../../shared/verification/service.js';
+import type { ProcessorFactory } from '../types.js';
+
+/**
+ * Chunks one worker process verifies at once. Each holds up to LIST_CHUNK_ADDRESSES addresses probed domain by
+ * domain in parallel, and a list never has more than LIST_LANES chunks in flight, so this many slots serve several
+ * lists side by side; the per-MX cap shared with the verify queue (in Redis) protects the remote servers.
+ */
+const LIST_WORKER_CONCURRENCY = 8;
+
+/**
+ * The verify-lists queue: chunk jobs of asynchronous lists and the sweeper. One verifier per process, as the verify
+ * queue has (its own: a list's long probes never hold the bulk verifier's sessions).
+ */
+export const verifyListsProcessor: ProcessorFactory<'verify-lists'> = (deps) => {
+  const log = deps.logger.child({ component: 'verify-lists' });
+  const verifier = createVerifier(verifierOptionsFrom(deps.config, deps.redis, log));
+  const budget = createListBudget(deps.redis, deps.config);
+  const endDeps = { database: deps.database, queues: deps.queues, budget, logger: log };
+  return {
+    close: async () => verifier.close(),
+    concurrency: LIST_WORKER_CONCURRENCY,
+    handlers: {
+      chunk: async ({ listId, chunk }, { job, log: jobLog }) => {
+        try {
+          const outcome = await processChunk(
+            { database: deps.database, queues: deps.queues, verifier },
+            listId,
+            chunk,
+          );
+          if (outcome.state === 'done' && outcome.completed) {
+            jobLog.info({ listId }, 'list completed');
+            await announceEnd(endDeps, listId, 'list.completed');
+          }
+          return outcome;
+        } catch (err) {
+          // Out of retries (Redis or PostgreSQL down for minutes): the list ends as failed rather than hanging.
+          const attempts = job.opts.attempts ?? 1;
+          if (job.attemptsMade + 1 >= attempts) {
+            jobLog.error({ err, listId, chunk }, 'list chunk out of retries; the list failed');
+            await endList(endDeps, listId, 'failed').catch(() => {});
+          }
+          throw err;
+        }
+      },
+      sweep: async () => sweepLists({ database: deps.database, queues: deps.queues, logger: log }),
+    },
+  };
+};
