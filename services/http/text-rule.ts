@@ -32,8 +32,7 @@ function check(value: unknown, path: string, where: string, depth: number): void
   }
   if (typeof value !== 'object' || value === null) return;
   // Only parsed data is walked: a raw body (a stream handed to a route that parses it itself, a Buffer) is not.
-  const proto = Object.getPrototypeOf(value) as unknown;
-  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return;
+  if (Buffer.isBuffer(value) || typeof (value as { pipe?: unknown }).pipe === 'function') return;
   if (depth > MAX_DEPTH) throw new ValidationError(`${where}The value is nested too deeply`);
   for (const [key, inner] of Object.entries(value)) {
     const problem = textProblem(key);
