@@ -41,6 +41,14 @@ export const VerificationResult = Type.Object({
     description: 'Enhanced code and text of that reply',
   }),
   duration_ms: Type.Integer({ minimum: 0 }),
+  mx_records: Type.Array(Type.String(), {
+    description:
+      'Every mail host of the domain by preference (the domain itself for an implicit MX); [] without one',
+  }),
+  normalized_email: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'The address as it should be stored: local part as typed (NFC), domain lower case in Unicode (UTS #46); null for bad syntax',
+  }),
 });
 
 export const VerifyBody = Type.Object({ email: Type.String() });

@@ -43,6 +43,10 @@ export interface VerificationResult {
   domain: string;
   /** Host name of the mail exchanger used; '' when no mail host was found. */
   mx_record: string;
+  /** Every mail host of the domain by preference (the domain itself for an implicit MX); [] without one. */
+  mx_records: string[];
+  /** The address as it should be stored: local part as typed (NFC), domain lower-case Unicode (UTS #46); null for bad syntax. */
+  normalized_email: string | null;
   score: number;
   reason: VerificationReason;
   smtp_code: number | null;

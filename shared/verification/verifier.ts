@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { domainToUnicode } from 'node:url';
-import { createMailHostResolver, type MailHostLookup } from './dns.js';
+import { createMailHostResolver, mailHostNames, type MailHostLookup } from './dns.js';
 import { createFactCache } from './fact-cache.js';
 import { addressFlags } from './flags.js';
 import { createDomainBatcher } from './domain-batcher.js';
@@ -257,6 +257,8 @@ export function unfinishedResult(
     is_catch_all: false,
     domain: p.domainUnicode,
     mx_record: '',
+    mx_records: [],
+    normalized_email: p.normalized,
     score: verdict.score,
     reason: verdict.reason,
     smtp_code: null,
@@ -291,6 +293,8 @@ function build(p: ParsedAddress, { dns, outcome, catchAll }: Evidence, started: 
     is_catch_all: catchAll === true,
     domain: p.domainUnicode,
     mx_record: outcome?.host || (hasHosts ? (dns.hosts[0]?.host ?? '') : ''),
+    mx_records: mailHostNames(dns),
+    normalized_email: p.normalized,
     score: verdict.score,
     reason: verdict.reason,
     smtp_code: reply?.code ?? null,
@@ -314,6 +318,8 @@ function badSyntax(p: SyntaxFailure, started: number): VerificationResult {
     is_catch_all: false,
     domain,
     mx_record: '',
+    mx_records: [],
+    normalized_email: null,
     score: 0,
     reason: 'bad_syntax',
     smtp_code: null,

@@ -31,6 +31,9 @@ const RESULT_FIELDS = [
   'smtp_code',
   'smtp_message',
   'duration_ms',
+  // issue 20
+  'mx_records',
+  'normalized_email',
 ].sort();
 
 let dns: DnsServer;

@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createVerifier } from '../../shared/verification/verifier.js';
+import type { VerifierOptions } from '../../shared/verification/types.js';
+import { type DnsServer, mailDomain, mx, startDnsServer } from '../support/dns-server.js';
+import { startMailWorld, type MailWorld } from '../support/smtp-servers.js';
+import { testRedis, worldOptions } from './helpers.js';
+
+// The fields that tell a user what to do with a verdict: mx_records, normalized_email (issue 20).
+
+const MAIN = '127.0.0.2';
+
+let dns: DnsServer;
+let world: MailWorld;
+const store = testRedis('verdicts');
+let options: (extra?: Partial<VerifierOptions>) => VerifierOptions;
+
+beforeAll(async () => {
+  world = await startMailWorld({
+    [MAIN]: { kind: 'smtp', mailboxes: { alice: 'accept', bob: 'accept' } },
+  });
+  // Seven MX hosts, listed out of order; the prober tries five at most, the result names all seven.
+  const hosts = ['mx7', 'mx1', 'mx3', 'mx2', 'mx6', 'mx4', 'mx5'];
+  dns = await startDnsServer({
+    ...mailDomain('example.test', MAIN),
+    'many.test': {
+      MX: hosts.map((h) => ({ preference: Number(h.slice(2)) * 10, exchange: `${h}.many.test` })),
+    },
+    ...Object.fromEntries(hosts.map((h) => [`${h}.many.test`, { A: [MAIN] }])),
+    'implicit.test': { A: [MAIN] },
+    'xn--mnchen-3ya.test': mx('mx.example.test'),
+  });
+  options = (extra = {}) => worldOptions(store, dns.endpoint, world.port, extra);
+});
+
+afterAll(async () => {
+  await world?.close();
+  await dns?.close();
+  await store.cleanup();
+});
+
+describe('mx_records', () => {
+  it('lists every MX host by preference beside the one used', async () => {
+    const verifier = createVerifier(options());
+    try {
+      const result = await verifier.verify('alice@many.test');
+      expect(result.status).toBe('valid');
+      expect(result.mx_record).toBe('mx1.many.test');
+      expect(result.mx_records).toEqual([1, 2, 3, 4, 5, 6, 7].map((n) => `mx${n}.many.test`));
+    } finally {
+      await verifier.close();
+    }
+  });
+
+  it('names the domain itself for an implicit MX, and nothing without a mail host or with bad syntax', async () => {
+    const verifier = createVerifier(options());
+    try {
+      const [implicit, none, bad] = await verifier.verifyDomainGroup([
+        'alice@implicit.test',
+        'alice@nowhere.test',
+        'not-an-address',
+      ]);
+      expect(implicit).toMatchObject({ mx_record: 'implicit.test', mx_records: ['implicit.test'] });
+      expect(none).toMatchObject({ reason: 'nxdomain', mx_records: [] });
+      expect(bad).toMatchObject({ reason: 'bad_syntax', mx_records: [] });
+    } finally {
+      await verifier.close();
+    }
+  });
+});
+
+describe('normalized_email', () => {
+  it('keeps the local part as typed and gives the domain in lower-case Unicode', async () => {
+    const verifier = createVerifier(options());
+    try {
+      const [idn, mixed, bad] = await verifier.verifyDomainGroup([
+        'Alice@XN--MNCHEN-3YA.test',
+        'Bob@Example.TEST',
+        'a..b@example.test',
+      ]);
+      expect(idn).toMatchObject({ domain: 'münchen.test', normalized_email: 'Alice@münchen.test' });
+      expect(mixed).toMatchObject({ status: 'valid', normalized_email: 'Bob@example.test' });
+      expect(bad).toMatchObject({ reason: 'bad_syntax', normalized_email: null });
+    } finally {
+      await verifier.close();
+    }
+  });
+});
