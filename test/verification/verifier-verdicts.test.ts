@@ -8,6 +8,7 @@ import { testRedis, worldOptions } from './helpers.js';
 // The fields that tell a user what to do with a verdict: mx_records, normalized_email (issue 20).
 
 const MAIN = '127.0.0.2';
+const BARE = '127.0.0.3';
 
 let dns: DnsServer;
 let world: MailWorld;
@@ -17,6 +18,16 @@ let options: (extra?: Partial<VerifierOptions>) => VerifierOptions;
 beforeAll(async () => {
   world = await startMailWorld({
     [MAIN]: { kind: 'smtp', mailboxes: { alice: 'accept', bob: 'accept' } },
+    // Bare 550s as QQ Mail sends them (https://smtp.codes/qq): one blocks the sender, one misses the mailbox.
+    [BARE]: {
+      kind: 'raw',
+      rcpt: (a) =>
+        a.startsWith('alice@')
+          ? undefined
+          : a.startsWith('gone@')
+            ? '550 Mailbox not found. http://service.mail.qq.com/cgi-bin/help?subtype=1&&id=20022&&no=1000728'
+            : '550 Sender frequency limited. http://service.exmail.qq.com/cgi-bin/help?subtype=1&&id=20022&&no=1000723',
+    },
   });
   // Seven MX hosts, listed out of order; the prober tries five at most, the result names all seven.
   const hosts = ['mx7', 'mx1', 'mx3', 'mx2', 'mx6', 'mx4', 'mx5'];
@@ -27,6 +38,7 @@ beforeAll(async () => {
     },
     ...Object.fromEntries(hosts.map((h) => [`${h}.many.test`, { A: [MAIN] }])),
     'implicit.test': { A: [MAIN] },
+    ...mailDomain('bare.test', BARE),
     'xn--mnchen-3ya.test': mx('mx.example.test'),
   });
   options = (extra = {}) => worldOptions(store, dns.endpoint, world.port, extra);
@@ -80,6 +92,19 @@ describe('normalized_email', () => {
       expect(idn).toMatchObject({ domain: 'münchen.test', normalized_email: 'Alice@münchen.test' });
       expect(mixed).toMatchObject({ status: 'valid', normalized_email: 'Bob@example.test' });
       expect(bad).toMatchObject({ reason: 'bad_syntax', normalized_email: null });
+    } finally {
+      await verifier.close();
+    }
+  });
+});
+
+describe('bare 550 replies', () => {
+  it('reads a block of the prober as unknown/blocked and a missing mailbox as invalid', async () => {
+    const verifier = createVerifier(options());
+    try {
+      const [blocked, gone] = await verifier.verifyDomainGroup(['someone@bare.test', 'gone@bare.test']);
+      expect(blocked).toMatchObject({ status: 'unknown', reason: 'blocked', smtp_code: 550 });
+      expect(gone).toMatchObject({ status: 'invalid', reason: 'mailbox_not_found', smtp_code: 550 });
     } finally {
       await verifier.close();
     }
