@@ -184,6 +184,15 @@ export function loadConfig(env: Env = process.env) {
       workerConcurrency: r.int('VERIFY_WORKER_CONCURRENCY', 32, 1, 1000),
       // Minimum gap between two connection opens to one MX host, across all workers (0: none).
       mxPacingMs: r.int('VERIFY_MX_PACING_MS', 100, 0, 60_000),
+      // Popular mail domains a typed domain is compared with for did_you_mean, most popular first (empty: the default
+      // list of shared/verification/typo.ts).
+      typoDomains: r.list(
+        'VERIFY_TYPO_DOMAINS',
+        (e) => /^[a-z0-9-]+(\.[a-z0-9-]+)+$/i.test(e),
+        'a domain name',
+      ),
+      // How long a verdict is reused for the same address (0: never); a request's max_age may ask for fresher.
+      resultTtlMs: r.int('VERIFY_RESULT_TTL_MS', 3_600_000, 0, 30 * 86_400_000),
     },
     ai: {
       providerUrl: r.url('AI_PROVIDER_URL', ['http:', 'https:']),

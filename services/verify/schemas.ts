@@ -45,6 +45,10 @@ export const VerificationResult = Type.Object({
     description:
       'Every mail host of the domain by preference (the domain itself for an implicit MX); [] without one',
   }),
+  did_you_mean: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'A corrected address when the domain receives no mail and a likely intended one (a popular or free provider, or a TLD slip) does; null otherwise',
+  }),
   normalized_email: Type.Union([Type.String(), Type.Null()], {
     description:
       'The address as it should be stored: local part as typed (NFC), domain lower case in Unicode (UTS #46); null for bad syntax',

@@ -6,6 +6,7 @@ import type { JobOutcome } from '../queues/completions.js';
 import type { Queues } from '../queues/producer.js';
 import type { VerificationResult, VerifierLogger, VerifierOptions } from './types.js';
 import { groupByDomain, unfinishedResult, type DomainGroup, type Verifier } from './verifier.js';
+import { verdictOptionsFrom } from './verdict-options.js';
 
 /**
  * The verification service on top of the engine: the engine's options from the configuration, and the bulk
@@ -38,6 +39,7 @@ export function verifierOptionsFrom(
     maxRcptPerSession: v.maxRcptPerSession,
     mxConcurrency: v.mxConcurrency,
     mxPacingMs: v.mxPacingMs,
+    ...verdictOptionsFrom(v), // issue 20: typo domains, result cache
     redis,
     keyPrefix: verifyKeyPrefix(config.queuePrefix),
     logger,

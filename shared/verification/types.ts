@@ -27,7 +27,8 @@ export type VerificationReason =
   | 'timeout'
   | 'connection_failed'
   | 'private_mx'
-  | 'smtputf8_unsupported';
+  | 'smtputf8_unsupported'
+  | 'possible_typo';
 
 /** One verification result: the spec's fields plus the evidence that explains them. */
 export interface VerificationResult {
@@ -45,6 +46,8 @@ export interface VerificationResult {
   mx_record: string;
   /** Every mail host of the domain by preference (the domain itself for an implicit MX); [] without one. */
   mx_records: string[];
+  /** A corrected address when the domain receives no mail and a likely intended one does; null otherwise. */
+  did_you_mean: string | null;
   /** The address as it should be stored: local part as typed (NFC), domain lower-case Unicode (UTS #46); null for bad syntax. */
   normalized_email: string | null;
   score: number;
@@ -88,4 +91,8 @@ export interface VerifierOptions {
   /** How long a finished SMTP session stays open for the next probe of its MX host, ms. Default 500. */
   sessionLingerMs?: number;
   logger?: VerifierLogger;
+  /** Popular mail domains a typo is compared with, most popular first (besides freemail's list). Default: typo.ts. */
+  typoDomains?: readonly string[];
+  /** How long a verdict is reused for the same address, ms (0: never). Default 3,600,000. */
+  resultTtlMs?: number;
 }

@@ -19,6 +19,8 @@ export interface Evidence {
   /** true/false from the random-address RCPT (or cache); null when it could not be told. */
   catchAll: boolean | null;
   flags: AddressFlags;
+  /** A domain the typed one likely slipped from, that receives mail (typo.ts); only asked when this one does not. */
+  suggestedDomain?: string | null;
 }
 
 export interface Verdict {
@@ -52,6 +54,8 @@ export function decide(e: Evidence): Verdict {
   if (!e.syntaxValid) return invalid('bad_syntax', 0);
   const dns = e.dns;
   if (dns === null || dns.kind === 'error') return unknown('dns_error', e.flags);
+  // A domain without mail whose near twin has it: the user most likely mistyped (did_you_mean says which).
+  if (e.suggestedDomain && dns.kind !== 'mx' && dns.kind !== 'implicit') return invalid('possible_typo', 0);
   if (dns.kind === 'nxdomain') return invalid('nxdomain', 0);
   if (dns.kind === 'null_mx') return invalid('null_mx', 0);
   if (dns.kind === 'no_mail_host') return invalid('no_mx', 0);

@@ -10,6 +10,7 @@ import { createSessionPool } from './session-pool.js';
 import { createSubscriptions } from './subscriptions.js';
 import { probeDomain, type ProbeOutcome, type ProbeTarget } from './smtp-probe.js';
 import { parseAddress, type ParsedAddress, type SyntaxFailure } from './syntax.js';
+import { createTypoSuggester } from './typo.js';
 import { decide } from './verdict.js';
 import type { VerificationResult, VerifierOptions } from './types.js';
 
@@ -91,6 +92,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     wantedGraceMs: Math.min(lingerMs, WANTED_GRACE_MS),
     maxAgeMs: maxSessionAgeMs,
   });
+  const typos = createTypoSuggester(opts.typoDomains);
   const catchAllKey = (domain: string): string => `${opts.keyPrefix}catch-all:${domain}`;
   // Catch-all tests under way in this process, by domain: their verdicts.
   const catchAllTests = new Map<string, Promise<boolean | null>>();
@@ -207,11 +209,22 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     started: number,
   ): Promise<VerificationResult[]> {
     const dns = await resolver.lookup(domain);
-    if (dns.kind !== 'mx' && dns.kind !== 'implicit')
-      return items.map((p) => build(p, { dns, outcome: null, catchAll: null }, started));
+    if (dns.kind !== 'mx' && dns.kind !== 'implicit') {
+      const suggestedDomain = dns.kind === 'error' ? null : await mailReceivingTwin(domain);
+      return items.map((p) => build(p, { dns, outcome: null, catchAll: null, suggestedDomain }, started));
+    }
     const targets = items.map((p) => ({ address: p.address, smtputf8: p.smtputf8 }));
     const evidence = await owner.run(dns.hosts[0]?.host, { domain, targets });
     return items.map((p, k) => build(p, { dns, ...evidence[k]! }, started));
+  }
+
+  /** The first likely intended domain (typo.ts) that receives mail, or null: a suggestion must be deliverable. */
+  async function mailReceivingTwin(domain: string): Promise<string | null> {
+    for (const candidate of typos.candidates(domain)) {
+      const lookup = await resolver.lookup(candidate);
+      if (lookup.kind === 'mx' || lookup.kind === 'implicit') return candidate;
+    }
+    return null;
   }
 
   return {
@@ -258,6 +271,7 @@ export function unfinishedResult(
     domain: p.domainUnicode,
     mx_record: '',
     mx_records: [],
+    did_you_mean: null,
     normalized_email: p.normalized,
     score: verdict.score,
     reason: verdict.reason,
@@ -276,11 +290,17 @@ interface Probed {
 /** The network's evidence about one address: the DNS answer, and what the probe found (no probe without a host). */
 interface Evidence extends TargetEvidence {
   dns: MailHostLookup;
+  /** ASCII domain the typed one likely slipped from (only for a domain without mail). */
+  suggestedDomain?: string | null;
 }
 
-function build(p: ParsedAddress, { dns, outcome, catchAll }: Evidence, started: number): VerificationResult {
+function build(
+  p: ParsedAddress,
+  { dns, outcome, catchAll, suggestedDomain = null }: Evidence,
+  started: number,
+): VerificationResult {
   const flags = addressFlags(p.local, p.domain);
-  const verdict = decide({ syntaxValid: true, dns, outcome, catchAll, flags });
+  const verdict = decide({ syntaxValid: true, dns, outcome, catchAll, flags, suggestedDomain });
   const hasHosts = dns.kind === 'mx' || dns.kind === 'implicit';
   const reply = outcome?.reply ?? null;
   return {
@@ -294,6 +314,9 @@ function build(p: ParsedAddress, { dns, outcome, catchAll }: Evidence, started: 
     domain: p.domainUnicode,
     mx_record: outcome?.host || (hasHosts ? (dns.hosts[0]?.host ?? '') : ''),
     mx_records: mailHostNames(dns),
+    did_you_mean: suggestedDomain
+      ? `${p.local}@${domainToUnicode(suggestedDomain) || suggestedDomain}`
+      : null,
     normalized_email: p.normalized,
     score: verdict.score,
     reason: verdict.reason,
@@ -319,6 +342,7 @@ function badSyntax(p: SyntaxFailure, started: number): VerificationResult {
     domain,
     mx_record: '',
     mx_records: [],
+    did_you_mean: null,
     normalized_email: null,
     score: 0,
     reason: 'bad_syntax',

@@ -39,6 +39,12 @@ beforeAll(async () => {
     ...Object.fromEntries(hosts.map((h) => [`${h}.many.test`, { A: [MAIN] }])),
     'implicit.test': { A: [MAIN] },
     ...mailDomain('bare.test', BARE),
+    // Typos: gmail.com and company.com take mail; gmial.com does not exist, gmail.co refuses all mail (null MX),
+    // hotmial.com takes mail itself (so it is not second-guessed); neither yahoo.con nor yahoo.com exists here.
+    'gmail.com': mx('mx.example.test'),
+    'company.com': mx('mx.example.test'),
+    'gmail.co': { MX: [{ preference: 0, exchange: '.' }] },
+    'hotmial.com': mx('mx.example.test'),
     'xn--mnchen-3ya.test': mx('mx.example.test'),
   });
   options = (extra = {}) => worldOptions(store, dns.endpoint, world.port, extra);
@@ -105,6 +111,53 @@ describe('bare 550 replies', () => {
       const [blocked, gone] = await verifier.verifyDomainGroup(['someone@bare.test', 'gone@bare.test']);
       expect(blocked).toMatchObject({ status: 'unknown', reason: 'blocked', smtp_code: 550 });
       expect(gone).toMatchObject({ status: 'invalid', reason: 'mailbox_not_found', smtp_code: 550 });
+    } finally {
+      await verifier.close();
+    }
+  });
+});
+
+describe('did_you_mean', () => {
+  it('suggests the provider a domain without mail was mistyped from, with reason possible_typo', async () => {
+    const verifier = createVerifier(options());
+    try {
+      const [transposed, nullMx, tld, nowhere, receives, fine] = await verifier.verifyDomainGroup([
+        'Alice@gmial.com',
+        'alice@gmail.co',
+        'bob@company.con',
+        'alice@yahoo.con',
+        'alice@hotmial.com',
+        'alice@gmail.com',
+      ]);
+      expect(transposed).toMatchObject({
+        status: 'invalid',
+        reason: 'possible_typo',
+        score: 0,
+        did_you_mean: 'Alice@gmail.com',
+      });
+      expect(nullMx).toMatchObject({
+        status: 'invalid',
+        reason: 'possible_typo',
+        did_you_mean: 'alice@gmail.com',
+      });
+      expect(tld).toMatchObject({ reason: 'possible_typo', did_you_mean: 'bob@company.com' });
+      // The suggestion must receive mail: yahoo.com does not exist in this world.
+      expect(nowhere).toMatchObject({ status: 'invalid', reason: 'nxdomain', did_you_mean: null });
+      // A domain that receives mail is not second-guessed.
+      expect(receives).toMatchObject({ mx_found: true, smtp_valid: true, did_you_mean: null });
+      expect(fine).toMatchObject({ status: 'valid', did_you_mean: null });
+    } finally {
+      await verifier.close();
+    }
+  });
+
+  it('compares with the configured popular domains', async () => {
+    const verifier = createVerifier(options({ typoDomains: ['company.com'] }));
+    try {
+      expect(await verifier.verify('carol@compnay.com')).toMatchObject({
+        reason: 'possible_typo',
+        did_you_mean: 'carol@company.com',
+      });
     } finally {
       await verifier.close();
     }

@@ -34,6 +34,7 @@ const RESULT_FIELDS = [
   // issue 20
   'mx_records',
   'normalized_email',
+  'did_you_mean',
 ].sort();
 
 let dns: DnsServer;
