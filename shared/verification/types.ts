@@ -28,7 +28,9 @@ export type VerificationReason =
   | 'connection_failed'
   | 'private_mx'
   | 'smtputf8_unsupported'
-  | 'possible_typo';
+  | 'possible_typo'
+  | 'accept_all_provider'
+  | 'unreliable_provider';
 
 /** One verification result: the spec's fields plus the evidence that explains them. */
 export interface VerificationResult {

@@ -10,6 +10,7 @@ import { createSessionPool } from './session-pool.js';
 import { createSubscriptions } from './subscriptions.js';
 import { probeDomain, type ProbeOutcome, type ProbeTarget } from './smtp-probe.js';
 import { parseAddress, type ParsedAddress, type SyntaxFailure } from './syntax.js';
+import { providerRuleFor } from './providers.js';
 import { createTypoSuggester } from './typo.js';
 import { decide } from './verdict.js';
 import type { VerificationResult, VerifierOptions } from './types.js';
@@ -300,8 +301,9 @@ function build(
   started: number,
 ): VerificationResult {
   const flags = addressFlags(p.local, p.domain);
-  const verdict = decide({ syntaxValid: true, dns, outcome, catchAll, flags, suggestedDomain });
   const hasHosts = dns.kind === 'mx' || dns.kind === 'implicit';
+  const provider = providerRuleFor(outcome?.host || (hasHosts ? dns.hosts[0]?.host : null));
+  const verdict = decide({ syntaxValid: true, dns, outcome, catchAll, flags, suggestedDomain, provider });
   const reply = outcome?.reply ?? null;
   return {
     email: p.email,

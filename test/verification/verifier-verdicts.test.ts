@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROVIDER_RULES, providerRuleFor } from '../../shared/verification/providers.js';
 import { createVerifier } from '../../shared/verification/verifier.js';
 import type { VerifierOptions } from '../../shared/verification/types.js';
 import { type DnsServer, mailDomain, mx, startDnsServer } from '../support/dns-server.js';
@@ -9,6 +10,8 @@ import { testRedis, worldOptions } from './helpers.js';
 
 const MAIN = '127.0.0.2';
 const BARE = '127.0.0.3';
+const ACCEPTS_ALL = '127.0.0.4';
+const REFUSES_ALL = '127.0.0.5';
 
 let dns: DnsServer;
 let world: MailWorld;
@@ -18,6 +21,9 @@ let options: (extra?: Partial<VerifierOptions>) => VerifierOptions;
 beforeAll(async () => {
   world = await startMailWorld({
     [MAIN]: { kind: 'smtp', mailboxes: { alice: 'accept', bob: 'accept' } },
+    // The provider table's two behaviours: a 250 to any RCPT (Yahoo), a 550 5.1.1 to any RCPT (Outlook.com).
+    [ACCEPTS_ALL]: { kind: 'smtp', others: 'accept' },
+    [REFUSES_ALL]: { kind: 'smtp' },
     // Bare 550s as QQ Mail sends them (https://smtp.codes/qq): one blocks the sender, one misses the mailbox.
     [BARE]: {
       kind: 'raw',
@@ -45,6 +51,15 @@ beforeAll(async () => {
     'company.com': mx('mx.example.test'),
     'gmail.co': { MX: [{ preference: 0, exchange: '.' }] },
     'hotmial.com': mx('mx.example.test'),
+    // Domains whose MX names are the providers' (the table matches mail host names); DNS still points home.
+    'yahoo-hosted.test': mx('mta5.am0.yahoodns.net'),
+    'mta5.am0.yahoodns.net': { A: [ACCEPTS_ALL] },
+    'hotmail-hosted.test': mx('hotmail-com.olc.protection.outlook.com'),
+    'hotmail-com.olc.protection.outlook.com': { A: [REFUSES_ALL] },
+    'plain-catchall.test': mx('mx.plain-catchall.test'),
+    'mx.plain-catchall.test': { A: [ACCEPTS_ALL] },
+    'plain-refusing.test': mx('mx.plain-refusing.test'),
+    'mx.plain-refusing.test': { A: [REFUSES_ALL] },
     'xn--mnchen-3ya.test': mx('mx.example.test'),
   });
   options = (extra = {}) => worldOptions(store, dns.endpoint, world.port, extra);
@@ -158,6 +173,39 @@ describe('did_you_mean', () => {
         reason: 'possible_typo',
         did_you_mean: 'carol@company.com',
       });
+    } finally {
+      await verifier.close();
+    }
+  });
+});
+
+describe('provider table', () => {
+  it('matches mail host names by suffix and cites every entry', () => {
+    expect(providerRuleFor('mta7.am0.yahoodns.net.')?.rcpt).toBe('accepts_all');
+    expect(providerRuleFor('outlook-com.olc.protection.outlook.com')?.rcpt).toBe('refusals_unreliable');
+    // Microsoft 365 business tenants are not the consumer service: their refusals are trusted.
+    expect(providerRuleFor('contoso-com.mail.protection.outlook.com')).toBeNull();
+    expect(providerRuleFor('notyahoodns.net')).toBeNull();
+    for (const rule of PROVIDER_RULES) {
+      expect(rule.sources.length).toBeGreaterThan(0);
+      for (const source of rule.sources) expect(source).toMatch(/^https:\/\//);
+    }
+  });
+
+  it('reads an accepted RCPT at an accept-all provider as risky, a refusal at an unreliable one as unknown', async () => {
+    const verifier = createVerifier(options());
+    try {
+      const [yahoo, hotmail, catchAll, refused] = await Promise.all([
+        verifier.verify('anyone@yahoo-hosted.test'),
+        verifier.verify('someone@hotmail-hosted.test'),
+        verifier.verify('anyone@plain-catchall.test'),
+        verifier.verify('someone@plain-refusing.test'),
+      ]);
+      expect(yahoo).toMatchObject({ status: 'risky', reason: 'accept_all_provider', smtp_valid: true });
+      expect(hotmail).toMatchObject({ status: 'unknown', reason: 'unreliable_provider', smtp_code: 550 });
+      // The same servers under other names: the general mechanisms decide.
+      expect(catchAll).toMatchObject({ status: 'risky', reason: 'catch_all' });
+      expect(refused).toMatchObject({ status: 'invalid', reason: 'mailbox_not_found' });
     } finally {
       await verifier.close();
     }
