@@ -49,15 +49,27 @@ export const VerificationResult = Type.Object({
     description:
       'A corrected address when the domain receives no mail and a likely intended one (a popular or free provider, or a TLD slip) does; null otherwise',
   }),
+  verified_at: Type.String({ format: 'date-time', description: 'When the verdict was reached (UTC)' }),
+  cached: Type.Boolean({
+    description:
+      'The verdict was reused from the result cache (VERIFY_RESULT_TTL_MS; the request may bound its age with max_age)',
+  }),
   normalized_email: Type.Union([Type.String(), Type.Null()], {
     description:
       'The address as it should be stored: local part as typed (NFC), domain lower case in Unicode (UTS #46); null for bad syntax',
   }),
 });
 
-export const VerifyBody = Type.Object({ email: Type.String() });
+/** `max_age` of /verify, /bulk-verify and POST /lists: the oldest cached verdict the caller accepts. */
+export const MaxAge = Type.Integer({
+  minimum: 0,
+  description:
+    'Seconds: accept a cached verdict up to this old (default: any still cached, VERIFY_RESULT_TTL_MS); 0 forces a fresh probe',
+});
+export const VerifyBody = Type.Object({ email: Type.String(), max_age: Type.Optional(MaxAge) });
 export const BulkVerifyBody = Type.Object({
   emails: Type.Array(Type.String(), { maxItems: VERIFY_MAX_BATCH }),
+  max_age: Type.Optional(MaxAge),
 });
 
 export const VerifyResponse = Type.Object({ success: Type.Literal(true), data: VerificationResult });
@@ -80,15 +92,26 @@ type Checked<T> = { value: T } | { error: ValidationError };
 const isObject = (body: unknown): body is Record<string, unknown> =>
   typeof body === 'object' && body !== null && !Array.isArray(body);
 
-export function checkVerifyBody(body: unknown): Checked<{ email: string }> {
+export function checkVerifyBody(body: unknown): Checked<{ email: string; maxAge?: number }> {
   if (!isObject(body))
     return { error: new ValidationError('The body must be a JSON object: {"email": "..."}') };
   if (!('email' in body)) return { error: new ValidationError('email is required') };
   if (typeof body.email !== 'string') return { error: new ValidationError('email must be a string') };
-  return { value: { email: body.email } };
+  const maxAge = checkMaxAge(body);
+  if ('error' in maxAge) return maxAge;
+  return { value: { email: body.email, ...maxAge.value } };
 }
 
-export function checkBulkVerifyBody(body: unknown): Checked<{ emails: string[] }> {
+/** The optional `max_age` of a verification body: a whole number of seconds, 0 or more. */
+export function checkMaxAge(body: Record<string, unknown>): Checked<{ maxAge?: number }> {
+  if (!('max_age' in body) || body.max_age === undefined) return { value: {} };
+  const v = body.max_age;
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
+    return { error: new ValidationError('max_age must be a whole number of seconds, 0 or more') };
+  return { value: { maxAge: v } };
+}
+
+export function checkBulkVerifyBody(body: unknown): Checked<{ emails: string[]; maxAge?: number }> {
   if (!isObject(body))
     return { error: new ValidationError('The body must be a JSON object: {"emails": ["..."]}') };
   if (!('emails' in body)) return { error: new ValidationError('emails is required') };
@@ -103,5 +126,7 @@ export function checkBulkVerifyBody(body: unknown): Checked<{ emails: string[] }
   }
   const bad = emails.findIndex((e) => typeof e !== 'string');
   if (bad >= 0) return { error: new ValidationError(`emails[${bad}] must be a string`) };
-  return { value: { emails: emails as string[] } };
+  const maxAge = checkMaxAge(body);
+  if ('error' in maxAge) return maxAge;
+  return { value: { emails: emails as string[], ...maxAge.value } };
 }

@@ -57,6 +57,10 @@ export interface VerificationResult {
   smtp_code: number | null;
   smtp_message: string | null;
   duration_ms: number;
+  /** When the verdict was reached (ISO 8601, UTC); older than the request when `cached`. */
+  verified_at: string;
+  /** The verdict was reused from the result cache (VERIFY_RESULT_TTL_MS, the request's max_age). */
+  cached: boolean;
 }
 
 /** The subset of pino the engine uses, so any pino-like logger fits. */

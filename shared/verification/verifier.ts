@@ -11,6 +11,7 @@ import { createSubscriptions } from './subscriptions.js';
 import { probeDomain, type ProbeOutcome, type ProbeTarget } from './smtp-probe.js';
 import { parseAddress, type ParsedAddress, type SyntaxFailure } from './syntax.js';
 import { providerRuleFor } from './providers.js';
+import { createResultCache, type ReadOptions } from './result-cache.js';
 import { createTypoSuggester } from './typo.js';
 import { decide } from './verdict.js';
 import type { VerificationResult, VerifierOptions } from './types.js';
@@ -32,15 +33,24 @@ const WANTED_GRACE_MS = 25;
 // The replies a new SMTP session costs besides its RCPTs (greeting, EHLO, MAIL FROM, QUIT): a domain's work is
 // split over another connection only in shares at least this big.
 const SESSION_OVERHEAD_REPLIES = 4;
+// How long a verdict is reused for the same address unless the request asks for fresher (VERIFY_RESULT_TTL_MS).
+const DEFAULT_RESULT_TTL_MS = 3_600_000;
+
+/** Per-request choices: `maxAgeSec` is the request's `max_age` (see result-cache.ts). */
+export type VerifyRequestOptions = ReadOptions;
 
 export interface Verifier {
-  verify(email: string): Promise<VerificationResult>;
+  verify(email: string, request?: VerifyRequestOptions): Promise<VerificationResult>;
   /**
    * Meant for the addresses of whole domains (a domain's addresses share SMTP sessions); the domains are verified in
    * parallel. With `answerBy` (epoch ms), a domain still unfinished then answers unknown/timeout, so one slow domain
    * cannot hold back the others of its batch.
    */
-  verifyDomainGroup(emails: string[], answerBy?: number): Promise<VerificationResult[]>;
+  verifyDomainGroup(
+    emails: string[],
+    answerBy?: number,
+    request?: VerifyRequestOptions,
+  ): Promise<VerificationResult[]>;
   /** Says goodbye to pooled SMTP sessions and closes the pub/sub connection (if one was opened). */
   close(): Promise<void>;
 }
@@ -94,6 +104,11 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     maxAgeMs: maxSessionAgeMs,
   });
   const typos = createTypoSuggester(opts.typoDomains);
+  const verdictCache = createResultCache({
+    redis: opts.redis,
+    keyPrefix: opts.keyPrefix,
+    ttlMs: opts.resultTtlMs ?? DEFAULT_RESULT_TTL_MS,
+  });
   const catchAllKey = (domain: string): string => `${opts.keyPrefix}catch-all:${domain}`;
   // Catch-all tests under way in this process, by domain: their verdicts.
   const catchAllTests = new Map<string, Promise<boolean | null>>();
@@ -119,14 +134,33 @@ export function createVerifier(opts: VerifierOptions): Verifier {
       ),
   });
 
-  async function verifyDomainGroup(emails: string[], answerBy?: number): Promise<VerificationResult[]> {
+  async function verifyDomainGroup(
+    emails: string[],
+    answerBy?: number,
+    request: VerifyRequestOptions = {},
+  ): Promise<VerificationResult[]> {
     const started = performance.now();
     const parsed = emails.map((e) => parseAddress(e));
     const results: VerificationResult[] = new Array<VerificationResult>(emails.length);
     const byDomain = new Map<string, number[]>();
+    // Verdicts young enough for this request cost no network at all.
+    const kept = await verdictCache.read(
+      [...new Set(parsed.flatMap((p) => (p.ok ? [p.address] : [])))],
+      request,
+    );
     parsed.forEach((p, i) => {
       if (!p.ok) {
         results[i] = badSyntax(p, started);
+        return;
+      }
+      const reused = kept.get(p.address);
+      if (reused) {
+        results[i] = {
+          ...reused,
+          email: p.email,
+          cached: true,
+          duration_ms: Math.round(performance.now() - started),
+        };
         return;
       }
       const indexes = byDomain.get(p.domain);
@@ -144,6 +178,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
                 items.map((p) => unfinishedResult(p.email, 'timeout', performance.now() - started)),
               );
         indexes.forEach((inputIndex, k) => (results[inputIndex] = groupResults[k]!));
+        await verdictCache.write(items.map((p, k) => ({ address: p.address, result: groupResults[k]! })));
       }),
     );
     return results;
@@ -229,7 +264,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
   }
 
   return {
-    verify: async (email) => (await verifyDomainGroup([email]))[0]!,
+    verify: async (email, request) => (await verifyDomainGroup([email], undefined, request))[0]!,
     verifyDomainGroup,
     close: async () => {
       owner.close();
@@ -279,6 +314,8 @@ export function unfinishedResult(
     smtp_code: null,
     smtp_message: null,
     duration_ms: Math.round(durationMs),
+    verified_at: new Date().toISOString(),
+    cached: false,
   };
 }
 
@@ -325,6 +362,8 @@ function build(
     smtp_code: reply?.code ?? null,
     smtp_message: reply ? [reply.enhanced, reply.text].filter(Boolean).join(' ') : null,
     duration_ms: Math.round(performance.now() - started),
+    verified_at: new Date().toISOString(),
+    cached: false,
   };
 }
 
@@ -351,6 +390,8 @@ function badSyntax(p: SyntaxFailure, started: number): VerificationResult {
     smtp_code: null,
     smtp_message: null,
     duration_ms: Math.round(performance.now() - started),
+    verified_at: new Date().toISOString(),
+    cached: false,
   };
 }
 

@@ -35,6 +35,8 @@ const RESULT_FIELDS = [
   'mx_records',
   'normalized_email',
   'did_you_mean',
+  'verified_at',
+  'cached',
 ].sort();
 
 let dns: DnsServer;
