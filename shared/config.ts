@@ -216,6 +216,15 @@ export function loadConfig(env: Env = process.env) {
       // How long a verify worker that died without a word (SIGKILL, OOM) keeps its jobs, its MX hosts and its SMTP
       // slots before the others take them over; every dispatch timer derives from it (verification/dispatch-timers.ts).
       failoverMs: r.int('VERIFY_FAILOVER_MS', 5000, 1000, 600_000),
+      // Popular mail domains a typed domain is compared with for did_you_mean, most popular first (empty: the default
+      // list of shared/verification/typo.ts).
+      typoDomains: r.list(
+        'VERIFY_TYPO_DOMAINS',
+        (e) => /^[a-z0-9-]+(\.[a-z0-9-]+)+$/i.test(e),
+        'a domain name',
+      ),
+      // How long a verdict is reused for the same address (0: never); a request's max_age may ask for fresher.
+      resultTtlMs: r.int('VERIFY_RESULT_TTL_MS', 3_600_000, 0, 30 * 86_400_000),
     },
     // Asynchronous verification lists (POST /lists): the largest list accepted, in rows and in bytes of upload.
     verifyLists: {

@@ -40,7 +40,7 @@ export const verifyRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = asy
     },
     async (request) => {
       // A failed job or an unreachable queue is a 503 (transient for the caller).
-      const data = await bulk.verifyOne(request.body.email, request.id);
+      const data = await bulk.verifyOne(request.body.email, request.id, request.body.max_age);
       verificationResults.inc({ status: data.status, source: 'single' });
       return { success: true as const, data };
     },
@@ -66,7 +66,7 @@ export const verifyRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = asy
       },
     },
     async (request) => {
-      const data = await bulk.verifyBulk(request.body.emails, request.id);
+      const data = await bulk.verifyBulk(request.body.emails, request.id, request.body.max_age);
       for (const result of data) verificationResults.inc({ status: result.status, source: 'bulk' });
       return { success: true as const, count: data.length, data };
     },

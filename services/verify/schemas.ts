@@ -12,9 +12,17 @@ export const ErrorResponse = Type.Object(
 /** One address's result; declared with the verify job, whose answer it is. */
 export const VerificationResult = VerificationResultSchema;
 
-export const VerifyBody = Type.Object({ email: Type.String() });
+/** `max_age` of /verify, /bulk-verify and POST /lists: the oldest cached verdict the caller accepts. */
+export const MaxAge = Type.Integer({
+  minimum: 0,
+  maximum: 31_536_000,
+  description:
+    'Seconds: accept a cached verdict up to this old (default: any still cached, VERIFY_RESULT_TTL_MS); 0 forces a fresh probe',
+});
+export const VerifyBody = Type.Object({ email: Type.String(), max_age: Type.Optional(MaxAge) });
 export const BulkVerifyBody = Type.Object({
   emails: Type.Array(Type.String(), { maxItems: VERIFY_MAX_BATCH }),
+  max_age: Type.Optional(MaxAge),
 });
 
 export const VerifyResponse = Type.Object({ success: Type.Literal(true), data: VerificationResult });

@@ -41,6 +41,23 @@ export const VerificationResultSchema = Type.Object({
     description: 'Enhanced code and text of that reply',
   }),
   duration_ms: Type.Integer({ minimum: 0 }),
+  mx_records: Type.Array(Type.String(), {
+    description:
+      'Every mail host of the domain by preference (the domain itself for an implicit MX); [] without one',
+  }),
+  did_you_mean: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'A corrected address when the domain receives no mail and a likely intended one (a popular or free provider, or a TLD slip) does; null otherwise',
+  }),
+  verified_at: Type.String({ format: 'date-time', description: 'When the verdict was reached (UTC)' }),
+  cached: Type.Boolean({
+    description:
+      'The verdict was reused from the result cache (VERIFY_RESULT_TTL_MS; the request may bound its age with max_age)',
+  }),
+  normalized_email: Type.Union([Type.String(), Type.Null()], {
+    description:
+      'The address as it should be stored: local part as typed (NFC), domain lower case in Unicode (UTS #46); null for bad syntax',
+  }),
 });
 
 /**
@@ -55,6 +72,8 @@ export const verifyQueue = defineQueue({
       emails: Type.Array(Type.String({ maxLength: 512 }), { minItems: 1, maxItems: VERIFY_MAX_BATCH }),
       // Epoch ms after which nobody waits for the answer any more: a worker skips the job instead of probing.
       expiresAt: Type.Optional(Type.Integer({ minimum: 0 })),
+      // The request's max_age: the oldest cached verdict it accepts (0: a fresh probe).
+      maxAgeSec: Type.Optional(Type.Integer({ minimum: 0 })),
     },
   },
   // One result per address of the job, in order; or skipped (expired before a worker took it).

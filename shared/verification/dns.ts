@@ -21,7 +21,12 @@ export interface MailHost {
 export type DnsErrorKind = 'timeout' | 'servfail' | 'refused' | 'other';
 
 export type MailHostLookup =
-  | { kind: 'mx' | 'implicit'; hosts: MailHost[] }
+  | {
+      kind: 'mx' | 'implicit';
+      hosts: MailHost[];
+      /** Every exchange name by preference, beyond the probed `hosts` too (absent in answers cached before it existed). */
+      names?: string[];
+    }
   | { kind: 'null_mx' | 'nxdomain' | 'no_mail_host' }
   | { kind: 'error'; error: DnsErrorKind; message: string };
 
@@ -99,10 +104,11 @@ export function createMailHostResolver(opts: DnsOptions) {
     const isRoot = (r: { exchange: string }): boolean => r.exchange === '' || r.exchange === '.';
     if (records.length === 1 && records[0] && isRoot(records[0]))
       return { result: { kind: 'null_mx' }, ttl: NEGATIVE_TTL_SEC };
-    const exchanges = records
+    const sorted = records
       .filter((r) => !isRoot(r))
-      .sort((a, b) => a.priority - b.priority || a.exchange.localeCompare(b.exchange))
-      .slice(0, MAX_MX_HOSTS);
+      .sort((a, b) => a.priority - b.priority || a.exchange.localeCompare(b.exchange));
+    const names = [...new Set(sorted.map((r) => normaliseName(r.exchange)))];
+    const exchanges = sorted.slice(0, MAX_MX_HOSTS);
 
     if (exchanges.length === 0) {
       // RFC 5321 §5.1: no MX means the domain's own address is an implicit MX of preference 0.
@@ -110,7 +116,11 @@ export function createMailHostResolver(opts: DnsOptions) {
       if (own.outcome === 'nxdomain') return { result: { kind: 'nxdomain' }, ttl: NEGATIVE_TTL_SEC };
       if (own.addresses.length > 0) {
         return {
-          result: { kind: 'implicit', hosts: [{ host: domain, priority: 0, addresses: own.addresses }] },
+          result: {
+            kind: 'implicit',
+            hosts: [{ host: domain, priority: 0, addresses: own.addresses }],
+            names: [domain],
+          },
           ttl: own.ttl,
         };
       }
@@ -130,7 +140,7 @@ export function createMailHostResolver(opts: DnsOptions) {
     );
     const ttls = answers.filter((a) => a.outcome === 'ok').map((a) => a.ttl);
     const ttl = transient ? 0 : ttls.length > 0 ? Math.min(...ttls) : NEGATIVE_TTL_SEC;
-    return { result: { kind: 'mx', hosts }, ttl };
+    return { result: { kind: 'mx', hosts, names }, ttl };
   }
 
   async function resolveAddresses(host: string): Promise<AddressAnswer> {
@@ -153,6 +163,12 @@ export function createMailHostResolver(opts: DnsOptions) {
 }
 
 export type MailHostResolver = ReturnType<typeof createMailHostResolver>;
+
+/** Every mail host name of an answer by preference ([] without one): the result's `mx_records`. */
+export function mailHostNames(lookup: MailHostLookup | null): string[] {
+  if (lookup === null || (lookup.kind !== 'mx' && lookup.kind !== 'implicit')) return [];
+  return lookup.names ?? lookup.hosts.map((h) => h.host);
+}
 
 function ok(records: Array<{ address: string; ttl: number }>): AddressAnswer {
   return {

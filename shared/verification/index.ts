@@ -6,10 +6,12 @@ export {
   unfinishedResult,
   type DomainGroup,
   type Verifier,
+  type VerifyRequestOptions,
 } from './verifier.js';
 export { parseAddress, type ParsedAddress, type SyntaxFailure, type SyntaxErrorCode } from './syntax.js';
 export { isForbiddenAddress } from './host-guard.js';
 export { SCORE_BANDS } from './verdict.js';
+export { PROVIDER_RULES, type ProviderRule } from './providers.js';
 export type {
   VerificationReason,
   VerificationResult,

@@ -6,6 +6,7 @@ import type { JobOutcome } from '../queues/completions.js';
 import type { Queues } from '../queues/producer.js';
 import type { VerificationResult, VerifierLogger, VerifierOptions } from './types.js';
 import { badSyntaxResult, groupByDomain, unfinishedResult, type DomainGroup } from './verifier.js';
+import { verdictOptionsFrom } from './verdict-options.js';
 
 /**
  * The verification service on top of the engine: the engine's options from the configuration (for the verify
@@ -40,6 +41,7 @@ export function verifierOptionsFrom(
     mxConcurrency: v.mxConcurrency,
     mxPacingMs: v.mxPacingMs,
     failoverMs: v.failoverMs,
+    ...verdictOptionsFrom(v),
     redis,
     keyPrefix: verifyKeyPrefix(config.queuePrefix),
     logger,
@@ -100,13 +102,13 @@ export interface BulkVerifierDeps {
 
 export interface BulkVerifier {
   /** One result per entry, in input order, duplicates included; groups unfinished at the deadline are unknown/timeout. */
-  verifyBulk(emails: readonly string[], requestId: string): Promise<VerificationResult[]>;
+  verifyBulk(emails: readonly string[], requestId: string, maxAgeSec?: number): Promise<VerificationResult[]>;
   /**
    * One address, as one job of the same queue (bad syntax needs none): unknown/timeout if unfinished at the
    * deadline; a ServiceUnavailableError if the job failed after its retries (the engine throws only when Redis
    * fails) or could not be enqueued, as when the HTTP process probed inline.
    */
-  verifyOne(email: string, requestId: string): Promise<VerificationResult>;
+  verifyOne(email: string, requestId: string, maxAgeSec?: number): Promise<VerificationResult>;
 }
 
 export function createBulkVerifier(deps: BulkVerifierDeps): BulkVerifier {
@@ -114,6 +116,7 @@ export function createBulkVerifier(deps: BulkVerifierDeps): BulkVerifier {
     emails: readonly string[],
     requestId: string,
     single: boolean,
+    maxAgeSec: number | undefined,
   ): Promise<VerificationResult[]> {
     const started = performance.now();
     const deadlineAt = Date.now() + deps.deadlineMs;
@@ -140,7 +143,7 @@ export function createBulkVerifier(deps: BulkVerifierDeps): BulkVerifier {
         'verify',
         'verify-domains',
         jobs.map(({ unique, jobId }) => ({
-          payload: { emails: unique, expiresAt: deadlineAt, requestId },
+          payload: { emails: unique, expiresAt: deadlineAt, requestId, maxAgeSec },
           jobId,
         })),
         Math.max(1, deadlineAt - Date.now()),
@@ -185,7 +188,8 @@ export function createBulkVerifier(deps: BulkVerifierDeps): BulkVerifier {
   }
 
   return {
-    verifyBulk: (emails, requestId) => verifyAll(emails, requestId, false),
-    verifyOne: async (email, requestId) => (await verifyAll([email], requestId, true))[0]!,
+    verifyBulk: (emails, requestId, maxAgeSec) => verifyAll(emails, requestId, false, maxAgeSec),
+    verifyOne: async (email, requestId, maxAgeSec) =>
+      (await verifyAll([email], requestId, true, maxAgeSec))[0]!,
   };
 }

@@ -48,8 +48,18 @@ export function parseReply(lines: readonly string[]): SmtpReply {
 const GREYLIST = /grey ?list|gray ?list|greylisted|try again later|please retry|come back later/i;
 const BLOCK =
   /spamhaus|spamcop|barracuda|sorbs|\bdnsbl\b|\brbl\b|block ?list|black ?list|blocked|listed at|listed on|reputation|\bspam\b|banned|policy|prohibit|not authori[sz]ed|relay(ing)? (access )?denied|allowed rcpthosts|client host rejected|sender address rejected|helo command rejected|ptr record|reverse dns|rdns/i;
-const DISABLED = /disabled|deactivated|inactive|suspended|no longer (active|in use)|account (has been )?(closed|locked|expired)|frozen/i;
-const FULL = /mailbox (is )?full|over ?quota|quota exceeded|exceeded (the )?(storage|quota)|insufficient (system )?storage|out of storage|mailbox size limit/i;
+// Replies about our sender, our message, our host or our rate: the authentication checks (SPF, DKIM, DMARC), content
+// and spam filters, frequency limits (QQ's "Sender frequency limited"), Microsoft's "messages from <ip> weren't sent".
+// Checked before the mailbox phrases: real providers send these as bare 550s (test/verification/smtp-reply-blocks.test.ts).
+const PROBER =
+  /\b(spf|dkim|dmarc)\b|unauthenticated|authentication (check|fail)|frequency limit|rate limit|too many (connections|messages|mails)|sending (quota|rate)|content (denied|rejected|reject)|(mail|message)s? (is |was |has been )?(rejected|denied|refused|not accepted)|weren't sent|black ?ip|\brbl\b|(sender|host) denies|denies the sender|(ip|sender|client|host) (is |was |has been )?(rejected|denied|blocked|not allowed)|fake sender|invalid ip/i;
+// Words about us, weaker than PROBER: they count only when the reply says nothing about the mailbox.
+const ABOUT_US =
+  /\b(ip|ips|sender|helo|ehlo|client host|connection|your (server|host|domain|message|mail))\b/i;
+const DISABLED =
+  /disabled|deactivated|inactive|suspended|no longer (active|in use)|account (has been )?(closed|locked|expired)|(user|mailbox) (is |has been )?locked|frozen/i;
+const FULL =
+  /mailbox (is )?full|over ?quota|quota exceeded|exceeded (the )?(storage|quota)|insufficient (system )?storage|out of storage|mailbox size limit/i;
 const NOT_FOUND =
   /user unknown|unknown user|no such (user|mailbox|recipient|address|account)|(does not|doesn't|did not) exist|not exist|unknown (recipient|mailbox|address|local part)|invalid (recipient|mailbox|address)|recipient (not found|unknown|rejected|invalid)|mailbox (unavailable|not found|does not exist)|address (rejected|unknown|not found)|user not found|not a valid (mailbox|recipient)|undeliverable address|no mailbox|unrouteable address|unknown or illegal alias|not our customer|account (does not|doesn't) exist|(does not|doesn't) have an? [\w.-]* ?account/i;
 
@@ -65,11 +75,14 @@ export function classifyReply(reply: SmtpReply): ReplyClass {
   const fromEnhanced = classifyEnhanced(reply.enhanced, permanent);
   if (fromEnhanced) return fromEnhanced;
 
-  if (BLOCK.test(text)) return 'blocked';
+  if (BLOCK.test(text) || PROBER.test(text)) return 'blocked';
   if (FULL.test(text)) return 'mailbox_full';
   if (!permanent) return 'temporary_failure';
   if (DISABLED.test(text)) return 'mailbox_disabled';
   if (NOT_FOUND.test(text)) return 'mailbox_not_found';
+  // A bare 5xx naming neither the mailbox nor a known block but speaking of us ("550 black ip", "553 host denies the
+  // sender") refuses the prober: unknown, never invalid.
+  if (ABOUT_US.test(text)) return 'blocked';
 
   // Basic codes (RFC 5321 §4.2.3): 550/551/553 are about the mailbox itself, 552 its storage.
   if (code === 550 || code === 551 || code === 553) return 'mailbox_not_found';

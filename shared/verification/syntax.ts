@@ -15,7 +15,8 @@ export type SyntaxErrorCode =
   | 'address_literal'
   | 'domain_invalid'
   | 'label_too_long'
-  | 'too_long';
+  | 'too_long'
+  | 'unsafe_character';
 
 export interface ParsedAddress {
   ok: true;
@@ -32,6 +33,8 @@ export interface ParsedAddress {
   smtputf8: boolean;
   /** `local@domain` with the ASCII domain: the address sent in RCPT TO and the dedup key. */
   address: string;
+  /** `local@domainUnicode`: the address as it should be stored (the result's `normalized_email`). */
+  normalized: string;
 }
 
 export interface SyntaxFailure {
@@ -54,6 +57,26 @@ const QUOTED = /^"(?:[\x20\x21\x23-\x5b\x5d-\x7e\u0080-\u{10FFFF}]|\\[\x20-\x7e]
 const LDH_LABEL = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
 // eslint-disable-next-line no-control-regex
 const NON_ASCII = /[^\x00-\x7f]/;
+// The ASCII a non-ASCII character may decompose into, per part: atext, quoted text (no quote, backslash or control),
+// host name letters.
+const ATEXT_ASCII = /^[A-Za-z0-9!#$%&'*+\-/=?^_`{|}~]$/;
+const QUOTED_SAFE_ASCII = /^[\x20\x21\x23-\x5b\x5d-\x7e]$/;
+const LDH_ASCII = /^[a-z0-9-]$/;
+
+/**
+ * Whether a non-ASCII character of `part` stands for ASCII the part may not hold: `≮` is `<` + U+0338 (NFC composes the
+ * pair typed apart), `﹤` and `＜` are `<` under compatibility mapping. Such an address would be read as another one,
+ * or as markup, by whatever decomposes it next, so it is refused rather than stored.
+ */
+function hidesUnsafeAscii(part: string, allowed: RegExp): boolean {
+  for (const char of part) {
+    if (!NON_ASCII.test(char)) continue;
+    for (const piece of char.normalize('NFKD')) {
+      if (!NON_ASCII.test(piece) && !allowed.test(piece)) return true;
+    }
+  }
+  return false;
+}
 
 export function parseAddress(input: string): ParsedAddress | SyntaxFailure {
   const email = input.trim().normalize('NFC');
@@ -74,23 +97,32 @@ export function parseAddress(input: string): ParsedAddress | SyntaxFailure {
   if (local === '') return fail('local_empty', rawDomain);
   const quoted = local.startsWith('"');
   if (!(quoted ? QUOTED.test(local) : DOT_ATOM.test(local))) return fail('local_invalid', rawDomain);
+  if (hidesUnsafeAscii(local, quoted ? QUOTED_SAFE_ASCII : ATEXT_ASCII))
+    return fail('unsafe_character', rawDomain);
   const localOctets = Buffer.byteLength(local, 'utf8');
   if (localOctets > MAX_LOCAL_OCTETS) return fail('local_too_long', rawDomain);
 
   const domainCheck = checkDomain(rawDomain);
   if (!domainCheck.ok) return fail(domainCheck.error, rawDomain);
   const domain = domainCheck.ascii;
-  if (localOctets + 1 + domain.length > MAX_ADDRESS_OCTETS) return fail('too_long', rawDomain);
-
+  // UTS #46 ToUnicode (WHATWG URL "domain to Unicode": nontransitional, i.e. IDNA 2008 compatible) of the A-labels:
+  // mapped, lower-cased, NFC, so every spelling of one domain is stored one way.
+  const domainUnicode = domainToUnicode(domain) || rawDomain;
+  if (hidesUnsafeAscii(domainUnicode, LDH_ASCII)) return fail('unsafe_character', rawDomain);
+  // The limit holds for both forms the address travels in: A-labels in plain SMTP, U-labels under SMTPUTF8 (RFC 6531
+  // §3.3) and in the databases that store it. Octets, not characters: a combining mark is two or three of them.
+  const octets = localOctets + 1 + Math.max(domain.length, Buffer.byteLength(domainUnicode, 'utf8'));
+  if (octets > MAX_ADDRESS_OCTETS) return fail('too_long', rawDomain);
   return {
     ok: true,
     email,
     local,
     domain,
-    domainUnicode: domainToUnicode(domain) || rawDomain,
+    domainUnicode,
     quoted,
     smtputf8: NON_ASCII.test(local),
     address: `${local}@${domain}`,
+    normalized: `${local}@${domainUnicode}`,
   };
 }
 

@@ -27,7 +27,10 @@ export type VerificationReason =
   | 'timeout'
   | 'connection_failed'
   | 'private_mx'
-  | 'smtputf8_unsupported';
+  | 'smtputf8_unsupported'
+  | 'possible_typo'
+  | 'accept_all_provider'
+  | 'unreliable_provider';
 
 /** One verification result: the spec's fields plus the evidence that explains them. */
 export interface VerificationResult {
@@ -43,11 +46,21 @@ export interface VerificationResult {
   domain: string;
   /** Host name of the mail exchanger used; '' when no mail host was found. */
   mx_record: string;
+  /** Every mail host of the domain by preference (the domain itself for an implicit MX); [] without one. */
+  mx_records: string[];
+  /** A corrected address when the domain receives no mail and a likely intended one does; null otherwise. */
+  did_you_mean: string | null;
+  /** The address as it should be stored: local part as typed (NFC), domain lower-case Unicode (UTS #46); null for bad syntax. */
+  normalized_email: string | null;
   score: number;
   reason: VerificationReason;
   smtp_code: number | null;
   smtp_message: string | null;
   duration_ms: number;
+  /** When the verdict was reached (ISO 8601, UTC); older than the request when `cached`. */
+  verified_at: string;
+  /** The verdict was reused from the result cache (VERIFY_RESULT_TTL_MS, the request's max_age). */
+  cached: boolean;
 }
 
 /** The subset of pino the engine uses, so any pino-like logger fits. */
@@ -89,4 +102,8 @@ export interface VerifierOptions {
    */
   failoverMs?: number;
   logger?: VerifierLogger;
+  /** Popular mail domains a typo is compared with, most popular first (besides freemail's list). Default: typo.ts. */
+  typoDomains?: readonly string[];
+  /** How long a verdict is reused for the same address, ms (0: never). Default 3,600,000. */
+  resultTtlMs?: number;
 }

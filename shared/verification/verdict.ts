@@ -1,5 +1,6 @@
 import type { MailHostLookup } from './dns.js';
 import type { AddressFlags } from './flags.js';
+import type { ProviderRule } from './providers.js';
 import type { ProbeOutcome } from './smtp-probe.js';
 import type { VerificationReason, VerificationStatus } from './types.js';
 
@@ -19,6 +20,10 @@ export interface Evidence {
   /** true/false from the random-address RCPT (or cache); null when it could not be told. */
   catchAll: boolean | null;
   flags: AddressFlags;
+  /** A domain the typed one likely slipped from, that receives mail (typo.ts); only asked when this one does not. */
+  suggestedDomain?: string | null;
+  /** The provider table's rule for the mail host that answered (providers.ts), if any. */
+  provider?: ProviderRule | null;
 }
 
 export interface Verdict {
@@ -52,11 +57,17 @@ export function decide(e: Evidence): Verdict {
   if (!e.syntaxValid) return invalid('bad_syntax', 0);
   const dns = e.dns;
   if (dns === null || dns.kind === 'error') return unknown('dns_error', e.flags);
+  // A domain without mail whose near twin has it: the user most likely mistyped (did_you_mean says which).
+  if (e.suggestedDomain && dns.kind !== 'mx' && dns.kind !== 'implicit') return invalid('possible_typo', 0);
   if (dns.kind === 'nxdomain') return invalid('nxdomain', 0);
   if (dns.kind === 'null_mx') return invalid('null_mx', 0);
   if (dns.kind === 'no_mail_host') return invalid('no_mx', 0);
 
   const kind = e.outcome?.kind ?? 'connection_failed';
+  // The provider table: answers of these providers are known not to mean what they say.
+  const rcpt = e.provider?.rcpt;
+  if (rcpt === 'refusals_unreliable' && (kind === 'mailbox_not_found' || kind === 'mailbox_disabled'))
+    return unknown('unreliable_provider', e.flags);
   // SMTP refusals can be wrong (anti-harvesting setups), DNS facts cannot: slightly above 0.
   if (kind === 'mailbox_not_found') return invalid('mailbox_not_found', 5);
   // A disabled mailbox is sometimes re-enabled.
@@ -66,6 +77,7 @@ export function decide(e: Evidence): Verdict {
   if (kind === 'accepted') {
     const { is_disposable, is_role_based } = e.flags;
     if (is_disposable) return risky('disposable', e, false);
+    if (rcpt === 'accepts_all') return risky('accept_all_provider', e, false);
     if (e.catchAll === true) return risky('catch_all', e, false);
     if (is_role_based) return risky('role_based', e, false);
     return valid(e, dns.kind === 'implicit');

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { domainToUnicode } from 'node:url';
-import { createMailHostResolver, type MailHostLookup } from './dns.js';
+import { createMailHostResolver, mailHostNames, type MailHostLookup } from './dns.js';
 import { createFactCache } from './fact-cache.js';
 import { addressFlags } from './flags.js';
 import { DEFAULT_FAILOVER_MS, dispatchTimers } from './dispatch-timers.js';
@@ -11,6 +11,9 @@ import { createSessionPool } from './session-pool.js';
 import { createSubscriptions } from './subscriptions.js';
 import { probeDomain, type ProbeOutcome, type ProbeTarget } from './smtp-probe.js';
 import { parseAddress, type ParsedAddress, type SyntaxFailure } from './syntax.js';
+import { providerRuleFor } from './providers.js';
+import { createResultCache, type ReadOptions } from './result-cache.js';
+import { createTypoSuggester } from './typo.js';
 import { decide } from './verdict.js';
 import type { VerificationResult, VerifierOptions } from './types.js';
 
@@ -28,15 +31,24 @@ const WANTED_GRACE_MS = 25;
 // The replies a new SMTP session costs besides its RCPTs (greeting, EHLO, MAIL FROM, QUIT): a domain's work is
 // split over another connection only in shares at least this big.
 const SESSION_OVERHEAD_REPLIES = 4;
+// How long a verdict is reused for the same address unless the request asks for fresher (VERIFY_RESULT_TTL_MS).
+const DEFAULT_RESULT_TTL_MS = 3_600_000;
+
+/** Per-request choices: `maxAgeSec` is the request's `max_age` (see result-cache.ts). */
+export type VerifyRequestOptions = ReadOptions;
 
 export interface Verifier {
-  verify(email: string): Promise<VerificationResult>;
+  verify(email: string, request?: VerifyRequestOptions): Promise<VerificationResult>;
   /**
    * Meant for the addresses of whole domains (a domain's addresses share SMTP sessions); the domains are verified in
    * parallel. With `answerBy` (epoch ms), a domain still unfinished then answers unknown/timeout, so one slow domain
    * cannot hold back the others of its batch.
    */
-  verifyDomainGroup(emails: string[], answerBy?: number): Promise<VerificationResult[]>;
+  verifyDomainGroup(
+    emails: string[],
+    answerBy?: number,
+    request?: VerifyRequestOptions,
+  ): Promise<VerificationResult[]>;
   /** Says goodbye to pooled SMTP sessions and closes the pub/sub connection (if one was opened). */
   close(): Promise<void>;
 }
@@ -94,6 +106,12 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     wantedGraceMs: Math.min(lingerMs, WANTED_GRACE_MS),
     maxAgeMs: maxSessionAgeMs,
   });
+  const typos = createTypoSuggester(opts.typoDomains);
+  const verdictCache = createResultCache({
+    redis: opts.redis,
+    keyPrefix: opts.keyPrefix,
+    ttlMs: opts.resultTtlMs ?? DEFAULT_RESULT_TTL_MS,
+  });
   const catchAllKey = (domain: string): string => `${opts.keyPrefix}catch-all:${domain}`;
   // Catch-all tests under way in this process, by domain: their verdicts.
   const catchAllTests = new Map<string, Promise<boolean | null>>();
@@ -121,14 +139,33 @@ export function createVerifier(opts: VerifierOptions): Verifier {
       ),
   });
 
-  async function verifyDomainGroup(emails: string[], answerBy?: number): Promise<VerificationResult[]> {
+  async function verifyDomainGroup(
+    emails: string[],
+    answerBy?: number,
+    request: VerifyRequestOptions = {},
+  ): Promise<VerificationResult[]> {
     const started = performance.now();
     const parsed = emails.map((e) => parseAddress(e));
     const results: VerificationResult[] = new Array<VerificationResult>(emails.length);
     const byDomain = new Map<string, number[]>();
+    // Verdicts young enough for this request cost no network at all.
+    const kept = await verdictCache.read(
+      [...new Set(parsed.flatMap((p) => (p.ok ? [p.address] : [])))],
+      request,
+    );
     parsed.forEach((p, i) => {
       if (!p.ok) {
         results[i] = badSyntax(p, started);
+        return;
+      }
+      const reused = kept.get(p.address);
+      if (reused) {
+        results[i] = {
+          ...reused,
+          email: p.email,
+          cached: true,
+          duration_ms: Math.round(performance.now() - started),
+        };
         return;
       }
       const indexes = byDomain.get(p.domain);
@@ -146,6 +183,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
                 items.map((p) => unfinishedResult(p.email, 'timeout', performance.now() - started)),
               );
         indexes.forEach((inputIndex, k) => (results[inputIndex] = groupResults[k]!));
+        await verdictCache.write(items.map((p, k) => ({ address: p.address, result: groupResults[k]! })));
       }),
     );
     return results;
@@ -212,15 +250,26 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     started: number,
   ): Promise<VerificationResult[]> {
     const dns = await resolver.lookup(domain);
-    if (dns.kind !== 'mx' && dns.kind !== 'implicit')
-      return items.map((p) => build(p, { dns, outcome: null, catchAll: null }, started));
+    if (dns.kind !== 'mx' && dns.kind !== 'implicit') {
+      const suggestedDomain = dns.kind === 'error' ? null : await mailReceivingTwin(domain);
+      return items.map((p) => build(p, { dns, outcome: null, catchAll: null, suggestedDomain }, started));
+    }
     const targets = items.map((p) => ({ address: p.address, smtputf8: p.smtputf8 }));
     const evidence = await owner.run(dns.hosts[0]?.host, { domain, targets });
     return items.map((p, k) => build(p, { dns, ...evidence[k]! }, started));
   }
 
+  /** The first likely intended domain (typo.ts) that receives mail, or null: a suggestion must be deliverable. */
+  async function mailReceivingTwin(domain: string): Promise<string | null> {
+    for (const candidate of typos.candidates(domain)) {
+      const lookup = await resolver.lookup(candidate);
+      if (lookup.kind === 'mx' || lookup.kind === 'implicit') return candidate;
+    }
+    return null;
+  }
+
   return {
-    verify: async (email) => (await verifyDomainGroup([email]))[0]!,
+    verify: async (email, request) => (await verifyDomainGroup([email], undefined, request))[0]!,
     verifyDomainGroup,
     close: async () => {
       owner.close();
@@ -272,11 +321,16 @@ export function unfinishedResult(
     is_catch_all: false,
     domain: p.domainUnicode,
     mx_record: '',
+    mx_records: [],
+    did_you_mean: null,
+    normalized_email: p.normalized,
     score: verdict.score,
     reason: verdict.reason,
     smtp_code: null,
     smtp_message: null,
     duration_ms: Math.round(durationMs),
+    verified_at: new Date().toISOString(),
+    cached: false,
   };
 }
 
@@ -289,12 +343,19 @@ interface Probed {
 /** The network's evidence about one address: the DNS answer, and what the probe found (no probe without a host). */
 interface Evidence extends TargetEvidence {
   dns: MailHostLookup;
+  /** ASCII domain the typed one likely slipped from (only for a domain without mail). */
+  suggestedDomain?: string | null;
 }
 
-function build(p: ParsedAddress, { dns, outcome, catchAll }: Evidence, started: number): VerificationResult {
+function build(
+  p: ParsedAddress,
+  { dns, outcome, catchAll, suggestedDomain = null }: Evidence,
+  started: number,
+): VerificationResult {
   const flags = addressFlags(p.local, p.domain);
-  const verdict = decide({ syntaxValid: true, dns, outcome, catchAll, flags });
   const hasHosts = dns.kind === 'mx' || dns.kind === 'implicit';
+  const provider = providerRuleFor(outcome?.host || (hasHosts ? dns.hosts[0]?.host : null));
+  const verdict = decide({ syntaxValid: true, dns, outcome, catchAll, flags, suggestedDomain, provider });
   const reply = outcome?.reply ?? null;
   return {
     email: p.email,
@@ -306,11 +367,18 @@ function build(p: ParsedAddress, { dns, outcome, catchAll }: Evidence, started: 
     is_catch_all: catchAll === true,
     domain: p.domainUnicode,
     mx_record: outcome?.host || (hasHosts ? (dns.hosts[0]?.host ?? '') : ''),
+    mx_records: mailHostNames(dns),
+    did_you_mean: suggestedDomain
+      ? `${p.local}@${domainToUnicode(suggestedDomain) || suggestedDomain}`
+      : null,
+    normalized_email: p.normalized,
     score: verdict.score,
     reason: verdict.reason,
     smtp_code: reply?.code ?? null,
     smtp_message: reply ? [reply.enhanced, reply.text].filter(Boolean).join(' ') : null,
     duration_ms: Math.round(performance.now() - started),
+    verified_at: new Date().toISOString(),
+    cached: false,
   };
 }
 
@@ -329,11 +397,16 @@ function badSyntax(p: SyntaxFailure, started: number): VerificationResult {
     is_catch_all: false,
     domain,
     mx_record: '',
+    mx_records: [],
+    did_you_mean: null,
+    normalized_email: null,
     score: 0,
     reason: 'bad_syntax',
     smtp_code: null,
     smtp_message: null,
     duration_ms: Math.round(performance.now() - started),
+    verified_at: new Date().toISOString(),
+    cached: false,
   };
 }
 

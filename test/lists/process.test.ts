@@ -131,7 +131,8 @@ describe('a list verified by a worker', () => {
     const records = out.body.trim().split('\r\n');
     expect(records[0]).toBe(
       'name,email,status,syntax_valid,mx_found,smtp_valid,is_disposable,is_role_based,is_free_provider,' +
-        'is_catch_all,domain,mx_record,score,reason,smtp_code,smtp_message,duration_ms,row',
+        'is_catch_all,domain,mx_record,score,reason,smtp_code,smtp_message,duration_ms,' +
+        'mx_records,did_you_mean,verified_at,cached,normalized_email,row',
     );
     expect(records).toHaveLength(4);
     // Formula-looking cells are neutralised with an apostrophe; the uploaded columns come first.

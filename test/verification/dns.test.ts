@@ -54,6 +54,7 @@ describe('mail host lookup', () => {
         // An MX without addresses stays in the list: the probe reports it as unreachable.
         { host: 'ghost.multi.test', priority: 30, addresses: [] },
       ],
+      names: ['primary.multi.test', 'v6only.multi.test', 'backup.multi.test', 'ghost.multi.test'],
     });
   });
 
@@ -82,6 +83,7 @@ describe('mail host lookup', () => {
     expect(await resolverFor(prefix).lookup('flaky.test')).toEqual({
       kind: 'mx',
       hosts: [{ host: 'mx.flaky.test', priority: 1, addresses: [] }],
+      names: ['mx.flaky.test'],
     });
     expect(await store.redis.exists(`${prefix}dns:flaky.test`)).toBe(0);
   });

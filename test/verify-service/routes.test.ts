@@ -31,6 +31,12 @@ const RESULT_FIELDS = [
   'smtp_code',
   'smtp_message',
   'duration_ms',
+  // issue 20
+  'mx_records',
+  'normalized_email',
+  'did_you_mean',
+  'verified_at',
+  'cached',
 ].sort();
 
 let dns: DnsServer;

@@ -23,7 +23,7 @@ export const verifyProcessor: ProcessorFactory<'verify'> = (deps) => {
     // within VERIFY_FAILOVER_MS and a half, well before the request's deadline (WORKER_LOCK_MS would be 30-60 s).
     lock: { durationMs: timers.jobLockMs, stalledIntervalMs: timers.stalledIntervalMs },
     handlers: {
-      'verify-domains': async ({ emails, expiresAt }, { log: jobLog }) => {
+      'verify-domains': async ({ emails, expiresAt, maxAgeSec }, { log: jobLog }) => {
         // The request that enqueued this has already answered (timeout): probing now only delays fresher jobs.
         // Taken within the answer margin, every domain would be answered unknown/timeout anyway.
         if (expiresAt !== undefined && Date.now() > expiresAt - timers.answerMarginMs) {
@@ -37,6 +37,7 @@ export const verifyProcessor: ProcessorFactory<'verify'> = (deps) => {
         return verifier.verifyDomainGroup(
           emails,
           expiresAt === undefined ? undefined : expiresAt - timers.answerMarginMs,
+          { maxAgeSec },
         );
       },
     },

@@ -86,7 +86,9 @@ export function csvStream(
         // Rows may be shorter or longer than the header (a ragged CSV): padded, never shifted.
         const uploadedCells = columns.map((_, k) => fields[k] ?? '');
         const result = orderedResult(row);
-        const appended = [...RESULT_FIELDS.filter((f) => f !== 'email').map((f) => result[f]), row.row];
+        // A list-valued field (mx_records) is one cell, its entries separated by spaces.
+        const cell = (value: unknown) => (Array.isArray(value) ? value.join(' ') : value);
+        const appended = [...RESULT_FIELDS.filter((f) => f !== 'email').map((f) => cell(result[f])), row.row];
         yield line([...uploadedCells, ...appended]);
       }
     })(),
