@@ -18,8 +18,11 @@ export interface ListCursor {
 }
 
 const VERSION = 1;
-/** Longer than any cursor this module writes (a few keys); longer input is refused before parsing. */
-export const MAX_CURSOR_LENGTH = 500;
+/**
+ * Longer than any cursor this module writes (an id and one key: a number, a timestamp or a name such as a display
+ * name or tag name); longer input is refused before parsing.
+ */
+export const MAX_CURSOR_LENGTH = 4096;
 
 export function encodeCursor(cursor: ListCursor): string {
   const payload = { v: VERSION, l: cursor.list, k: cursor.key, p: cursor.page };
@@ -41,7 +44,7 @@ export function decodeCursor(text: string, list: string, keyLength: number): Lis
   const keyOk =
     Array.isArray(k) &&
     k.length === keyLength &&
-    k.every((part) => (typeof part === 'string' && part.length <= 200) || Number.isSafeInteger(part));
+    k.every((part) => typeof part === 'string' || Number.isSafeInteger(part));
   if (v !== VERSION || typeof l !== 'string' || !keyOk || !Number.isSafeInteger(p) || (p as number) < 1) {
     throw invalid();
   }
