@@ -1,6 +1,7 @@
 import { Type, type TSchema } from '@fastify/type-provider-typebox';
 import { nameComponents } from '../http/components.js';
 import { MAX_INT4 } from '../../shared/db/int4.js';
+import { MAX_CURSOR_LENGTH } from '../../shared/db/repositories/cursor.js';
 
 /** Response and parameter schemas shared by the Q&A routes; they also generate the OpenAPI document. */
 
@@ -42,6 +43,17 @@ export const Limit = Type.Integer({
   description: 'Items per page (1-100)',
 });
 
+/** An opaque position in a list: the next_cursor of the previous page, passed back unchanged. */
+export const Cursor = Type.Optional(
+  Type.String({
+    minLength: 1,
+    maxLength: MAX_CURSOR_LENGTH,
+    pattern: '^[A-Za-z0-9_-]+$',
+    description:
+      "The previous page's next_cursor: the page after it, by key, unaffected by rows written meanwhile (page is then ignored)",
+  }),
+);
+
 /** A string enum with its default; an unknown value is a 400, never silently replaced. */
 export const OneOf = <const T extends readonly string[]>(
   values: T,
@@ -58,6 +70,12 @@ export const Pagination = Type.Object({
   total_pages: Type.Integer({ description: 'ceil(total_items / per_page)' }),
   total_items: Type.Integer(),
   per_page: Type.Integer(),
+  next_cursor: Type.Optional(
+    Type.Union([Type.String(), Type.Null()], {
+      description:
+        'Pass as `cursor` for the next page; null on the last page. Every list but search has one.',
+    }),
+  ),
 });
 
 /** `content` is always safe HTML; `content_markdown` is the Markdown source of posts written through the API. */

@@ -89,13 +89,13 @@ describe('ETags and the OpenAPI document of the read API', () => {
     expect(res.statusCode).toBe(200);
     const doc = res.json();
     const expected: Record<string, string[]> = {
-      '/api/questions': ['page', 'limit', 'sort', 'tag', 'category'],
+      '/api/questions': ['page', 'limit', 'cursor', 'sort', 'tag', 'category'],
       '/api/questions/{id}': ['id', 'include'],
       '/api/questions/{id}/answers': ['id', 'sort'],
       '/api/search': ['q', 'type', 'page', 'limit'],
-      '/api/users': ['sort', 'page', 'limit'],
+      '/api/users': ['sort', 'page', 'limit', 'cursor'],
       '/api/users/{id}': ['id'],
-      '/api/tags': ['sort', 'page', 'limit'],
+      '/api/tags': ['sort', 'page', 'limit', 'cursor'],
       '/api/categories': [],
     };
     for (const [path, parameters] of Object.entries(expected)) {

@@ -80,7 +80,13 @@ describe('GET /api/questions', () => {
     expect(status).toBe(200);
     expect(body.success).toBe(true);
     expect(ids(body)).toEqual(order(fixtures, byNewest).slice(0, 20));
-    expect(body.data.pagination).toEqual({ current_page: 1, total_pages: 2, total_items: 25, per_page: 20 });
+    expect(body.data.pagination).toEqual({
+      current_page: 1,
+      total_pages: 2,
+      total_items: 25,
+      per_page: 20,
+      next_cursor: expect.any(String),
+    });
   });
 
   it('renders the Question shape of the spec', async () => {
@@ -137,6 +143,7 @@ describe('GET /api/questions', () => {
           total_pages: 4,
           total_items: 25,
           per_page: 7,
+          next_cursor: page < 4 ? expect.any(String) : null,
         });
         expect(body.data.questions).toHaveLength(page < 4 ? 7 : 4);
         seen.push(...ids(body));
@@ -151,7 +158,7 @@ describe('GET /api/questions', () => {
     expect(status).toBe(200);
     expect(body.data).toEqual({
       questions: [],
-      pagination: { current_page: 9, total_pages: 3, total_items: 25, per_page: 10 },
+      pagination: { current_page: 9, total_pages: 3, total_items: 25, per_page: 10, next_cursor: null },
     });
   });
 
@@ -184,6 +191,7 @@ describe('GET /api/questions', () => {
       total_pages: Math.ceil(expected.length / 5),
       total_items: expected.length,
       per_page: 5,
+      next_cursor: expected.length > 5 ? expect.any(String) : null,
     });
   });
 
@@ -207,7 +215,7 @@ describe('GET /api/questions', () => {
   it('answers an empty page for an unknown tag or category', async () => {
     const empty = {
       questions: [],
-      pagination: { current_page: 1, total_pages: 0, total_items: 0, per_page: 20 },
+      pagination: { current_page: 1, total_pages: 0, total_items: 0, per_page: 20, next_cursor: null },
     };
     expect((await get('?tag=no-such-tag')).body.data).toEqual(empty);
     expect((await get('?category=999999')).body.data).toEqual(empty);

@@ -60,7 +60,13 @@ describe('GET /api/users, /api/users/{id}, /api/tags', () => {
     expect(status).toBe(200);
     const expected = [...users].sort((a, b) => b.reputation - a.reputation || b.id - a.id).map((u) => u.id);
     expect(idsOf(body.data.users)).toEqual(expected.slice(0, 20));
-    expect(body.data.pagination).toEqual({ current_page: 1, total_pages: 2, total_items: 23, per_page: 20 });
+    expect(body.data.pagination).toEqual({
+      current_page: 1,
+      total_pages: 2,
+      total_items: 23,
+      per_page: 20,
+      next_cursor: expect.any(String),
+    });
     const page2 = await get('/api/users?page=2');
     expect(idsOf(page2.body.data.users)).toEqual(expected.slice(20));
   });
@@ -86,6 +92,7 @@ describe('GET /api/users, /api/users/{id}, /api/tags', () => {
         total_pages: 3,
         total_items: 23,
         per_page: 10,
+        next_cursor: page < 3 ? expect.any(String) : null,
       });
       seen.push(...idsOf(body.data.users));
     }
@@ -138,7 +145,13 @@ describe('GET /api/users, /api/users/{id}, /api/tags', () => {
     expect(status).toBe(200);
     const expected = [...tags].sort((a, b) => b.count - a.count || b.id - a.id).map((t) => t.id);
     expect(idsOf(body.data.tags)).toEqual(expected);
-    expect(body.data.pagination).toEqual({ current_page: 1, total_pages: 1, total_items: 6, per_page: 20 });
+    expect(body.data.pagination).toEqual({
+      current_page: 1,
+      total_pages: 1,
+      total_items: 6,
+      per_page: 20,
+      next_cursor: null,
+    });
     expect(body.data.tags[0]).toEqual({
       id: expected[0],
       name: expect.any(String),
@@ -161,6 +174,7 @@ describe('GET /api/users, /api/users/{id}, /api/tags', () => {
       total_pages: 2,
       total_items: 6,
       per_page: 4,
+      next_cursor: expect.any(String),
     });
     expect([...idsOf(first.body.data.tags), ...idsOf(second.body.data.tags)]).toEqual(expected);
     expect((await get(`/api/tags?sort=${sort}&page=3&limit=4`)).body.data.tags).toEqual([]);

@@ -8,6 +8,7 @@ import { viewCounter } from '../../../shared/qa/views.js';
 import type { QaDeps } from '../deps.js';
 import {
   Answer,
+  Cursor,
   ErrorResponse,
   Limit,
   Id,
@@ -45,6 +46,7 @@ export const questionsRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = asyn
         querystring: Type.Object({
           page: Page,
           limit: Limit,
+          cursor: Cursor,
           sort: OneOf(QUESTION_SORTS, 'newest', 'unanswered: questions without answers, newest first'),
           tag: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Tag slug' })),
           category: Type.Optional(Id('Category id')),

@@ -2,7 +2,7 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import { USER_SORTS, userProfilesRepository } from '../../../shared/db/repositories/user-profiles.js';
 import { NotFoundError } from '../../../shared/errors.js';
 import type { QaDeps } from '../deps.js';
-import { ErrorResponse, Limit, OneOf, Page, Pagination, success, User } from '../schemas.js';
+import { Cursor, ErrorResponse, Limit, OneOf, Page, Pagination, success, User } from '../schemas.js';
 
 export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (app, { deps }) => {
   const profiles = userProfilesRepository(deps.database.db);
@@ -16,7 +16,12 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (a
         summary: 'List users',
         description:
           'Each item is the public profile (the User of GET /users/{id}). name sorts by display name.',
-        querystring: Type.Object({ sort: OneOf(USER_SORTS, 'reputation'), page: Page, limit: Limit }),
+        querystring: Type.Object({
+          sort: OneOf(USER_SORTS, 'reputation'),
+          page: Page,
+          limit: Limit,
+          cursor: Cursor,
+        }),
         response: {
           200: success(Type.Object({ users: Type.Array(User), pagination: Pagination })),
           '4xx': ErrorResponse,

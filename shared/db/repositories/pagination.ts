@@ -15,6 +15,8 @@ export interface Pagination {
   total_pages: number;
   total_items: number;
   per_page: number;
+  /** The cursor of the next page (seek.ts), null on the last page; absent where a list has none (search). */
+  next_cursor?: string | null;
 }
 
 export const offsetOf = ({ page, limit }: PageParams): number => (page - 1) * limit;

@@ -1,20 +1,19 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
+import { iso, markdownOf, MAX_INT4, rows } from './pagination.js';
 import {
-  iso,
-  markdownOf,
-  MAX_INT4,
-  offsetOf,
-  paginate,
-  rows,
-  type PageParams,
-  type Pagination,
-} from './pagination.js';
+  emptyPagination,
+  seekPage,
+  type PaginationWithCursor,
+  type SeekList,
+  type SeekOrder,
+  type SeekParams,
+} from './seek.js';
 
 export const QUESTION_SORTS = ['newest', 'votes', 'views', 'unanswered'] as const;
 export type QuestionSort = (typeof QUESTION_SORTS)[number];
 
-export interface QuestionListParams extends PageParams {
+export interface QuestionListParams extends SeekParams {
   sort: QuestionSort;
   /** A tag slug. */
   tag?: string;
@@ -46,15 +45,26 @@ type QuestionRow = Omit<QuestionView, 'author' | 'tags' | 'content_markdown'> & 
   author_avatar: string;
 };
 
-// NULLS LAST as in the indexes (drizzle's .desc()): without it PostgreSQL cannot walk them in order and sorts.
-// Every order ends with id desc so that equal keys still have one order and consecutive pages never overlap.
-// Each matches an index of shared/db/schema/qa.ts (newest, votes, views, the unanswered partial index).
-const ORDER: Record<QuestionSort, SQL> = {
-  newest: sql`q.created_at DESC NULLS LAST, q.id DESC NULLS LAST`,
-  votes: sql`q.votes DESC NULLS LAST, q.id DESC NULLS LAST`,
-  views: sql`q.views DESC NULLS LAST, q.id DESC NULLS LAST`,
-  unanswered: sql`q.created_at DESC NULLS LAST, q.id DESC NULLS LAST`,
+// Every order ends with the id so that equal keys still have one order and consecutive pages never overlap. Each
+// matches an index: on questions (newest, votes, views, the unanswered partial index, and the same per category) and,
+// for a tag's questions, on question_tags, which carries the question's sort keys (migration 0009).
+const KEY_COLUMN: Record<QuestionSort, string> = {
+  newest: 'created_at',
+  votes: 'votes',
+  views: 'views',
+  unanswered: 'created_at',
 };
+
+function order(sort: QuestionSort, alias: 'q' | 'qt'): SeekOrder {
+  const column = KEY_COLUMN[sort];
+  return {
+    direction: 'desc',
+    keys: [
+      { expr: sql.raw(`${alias}.${column}`), type: column === 'created_at' ? 'timestamptz' : 'int' },
+      { expr: sql.raw(alias === 'q' ? 'q.id' : 'qt.question_id'), type: 'int' },
+    ],
+  };
+}
 
 const toView = (r: QuestionRow): QuestionView => ({
   id: r.id,
@@ -75,70 +85,100 @@ const toView = (r: QuestionRow): QuestionView => ({
 const COLUMNS = sql`q.id, q.title, q.slug, q.content, q.content_markdown, q.votes, q.views, q.answers_count, q.has_accepted, q.tag_names,
   ${iso(sql`q.created_at`)} AS created_at, u.id AS author_id, u.username AS author_username, u.avatar AS author_avatar`;
 
+const counter = (scope: SQL) => sql`coalesce((SELECT n FROM list_counts WHERE scope = ${scope}), 0)::int`;
+
 export function questionsRepository(db: Db) {
-  /** The total for the filters, from a maintained counter when one filter alone has one. */
-  async function total(where: SQL | undefined, counter: number | undefined): Promise<number> {
-    if (counter !== undefined) return counter;
-    // Unfiltered: the categories' maintained counters plus the uncategorised questions (an index range), in one
-    // statement so in one snapshot; exact, and far cheaper than counting every question.
-    const statement = where
-      ? sql`SELECT count(*)::int AS n FROM questions q WHERE ${where}`
-      : sql`SELECT ((SELECT coalesce(sum(questions_count), 0) FROM categories)
-                    + (SELECT count(*) FROM questions WHERE category_id IS NULL))::int AS n`;
-    const [row] = await rows<{ n: number }>(db, statement);
-    return row?.n ?? 0;
+  /** The rows of the given ids, in that order, with their authors. */
+  async function hydrate(ids: number[]): Promise<QuestionView[]> {
+    if (ids.length === 0) return [];
+    const found = await rows<QuestionRow>(
+      db,
+      sql`SELECT ${COLUMNS} FROM unnest(${`{${ids.join(',')}}`}::int[]) WITH ORDINALITY AS page(id, n)
+          JOIN questions q ON q.id = page.id JOIN users u ON u.id = q.author_id ORDER BY page.n`,
+    );
+    return found.map(toView);
+  }
+
+  /** Where the list's ids come from, its filters and its exact total; undefined when a filter names nothing. */
+  async function source(params: QuestionListParams): Promise<Omit<SeekList, 'list' | 'columns'> | undefined> {
+    const unanswered = params.sort === 'unanswered';
+    let category: { total: number; unanswered: number } | undefined;
+    if (params.category !== undefined) {
+      if (params.category > MAX_INT4) return undefined;
+      [category] = await rows<{ total: number; unanswered: number }>(
+        db,
+        sql`SELECT questions_count AS total, ${counter(sql`'category:' || id || ':unanswered'`)} AS unanswered
+            FROM categories WHERE id = ${params.category}`,
+      );
+      if (!category) return undefined;
+    }
+
+    if (params.tag !== undefined) {
+      const [tag] = await rows<{ id: number; total: number; unanswered: number }>(
+        db,
+        sql`SELECT id, questions_count AS total, ${counter(sql`'tag:' || id || ':unanswered'`)} AS unanswered
+            FROM tags WHERE slug = ${params.tag}`,
+      );
+      if (!tag) return undefined;
+      // A tag's questions come from its question_tags index in the sort's order; a category as well is a filter on
+      // that walk, and its total a count bounded by the tag's size (no counter per tag and category pair).
+      const conditions = [sql`qt.tag_id = ${tag.id}`];
+      if (unanswered) conditions.push(sql`qt.answers_count = 0`);
+      const from =
+        params.category !== undefined
+          ? sql`question_tags qt JOIN questions q ON q.id = qt.question_id`
+          : sql`question_tags qt`;
+      if (params.category !== undefined) conditions.push(sql`q.category_id = ${params.category}`);
+      const where = sql.join(conditions, sql` AND `);
+      let total = unanswered ? tag.unanswered : tag.total;
+      if (params.category !== undefined) {
+        const [row] = await rows<{ n: number }>(
+          db,
+          sql`SELECT count(*)::int AS n FROM ${from} WHERE ${where}`,
+        );
+        total = row?.n ?? 0;
+      }
+      return { from, where, order: order(params.sort, 'qt'), total };
+    }
+
+    const conditions = [sql`true`];
+    if (unanswered) conditions.push(sql`q.answers_count = 0`);
+    if (params.category !== undefined) conditions.push(sql`q.category_id = ${params.category}`);
+    let total: number;
+    if (category) total = unanswered ? category.unanswered : category.total;
+    else {
+      const [row] = await rows<{ n: number }>(
+        db,
+        sql`SELECT ${counter(sql`${unanswered ? 'questions:unanswered' : 'questions'}`)} AS n`,
+      );
+      total = row?.n ?? 0;
+    }
+    return {
+      from: sql`questions q`,
+      where: sql.join(conditions, sql` AND `),
+      order: order(params.sort, 'q'),
+      total,
+    };
   }
 
   return {
     /**
-     * One page of questions with exact totals. The page's ids are found first on an index (a deferred join), so a
-     * deep page walks index entries rather than whole rows, and only the page's rows are read and joined to their
-     * authors.
+     * One page of questions with exact totals (maintained counters), by page number or by cursor (lib: seek.ts).
+     * The page's ids are found first on an index, then only the page's rows are read and joined to their authors.
      */
-    async list(params: QuestionListParams): Promise<{ questions: QuestionView[]; pagination: Pagination }> {
-      const conditions: SQL[] = [];
-      let counter: number | undefined;
-      const unanswered = params.sort === 'unanswered';
-      if (unanswered) conditions.push(sql`q.answers_count = 0`);
-
-      if (params.tag !== undefined) {
-        const [tag] = await rows<{ id: number; questions_count: number }>(
-          db,
-          sql`SELECT id, questions_count FROM tags WHERE slug = ${params.tag}`,
-        );
-        if (!tag) return { questions: [], pagination: paginate(params, 0) };
-        conditions.push(
-          sql`EXISTS (SELECT 1 FROM question_tags qt WHERE qt.tag_id = ${tag.id} AND qt.question_id = q.id)`,
-        );
-        counter = tag.questions_count;
-      }
-      if (params.category !== undefined) {
-        if (params.category > MAX_INT4) return { questions: [], pagination: paginate(params, 0) };
-        const [category] = await rows<{ questions_count: number }>(
-          db,
-          sql`SELECT questions_count FROM categories WHERE id = ${params.category}`,
-        );
-        if (!category) return { questions: [], pagination: paginate(params, 0) };
-        conditions.push(sql`q.category_id = ${params.category}`);
-        counter = counter === undefined ? category.questions_count : undefined;
-      }
-      if (unanswered) counter = undefined;
-      if (params.tag !== undefined && params.category !== undefined) counter = undefined;
-
-      const where = conditions.length > 0 ? sql.join(conditions, sql` AND `) : sql`true`;
-      const order = ORDER[params.sort];
-      const [found, count] = await Promise.all([
-        rows<QuestionRow>(
-          db,
-          sql`WITH page AS (
-                SELECT q.id FROM questions q WHERE ${where} ORDER BY ${order} LIMIT ${params.limit} OFFSET ${offsetOf(params)}
-              )
-              SELECT ${COLUMNS} FROM page JOIN questions q ON q.id = page.id JOIN users u ON u.id = q.author_id
-              ORDER BY ${order}`,
-        ),
-        total(conditions.length > 0 ? where : undefined, counter),
-      ]);
-      return { questions: found.map(toView), pagination: paginate(params, count) };
+    async list(
+      params: QuestionListParams,
+    ): Promise<{ questions: QuestionView[]; pagination: PaginationWithCursor }> {
+      const found = await source(params);
+      if (!found) return { questions: [], pagination: emptyPagination(params) };
+      const list = JSON.stringify(['questions', params.sort, params.tag ?? null, params.category ?? null]);
+      const id = found.order.keys.at(-1)!.expr;
+      const { items, pagination } = await seekPage<{ id: number }>(
+        db,
+        { list, columns: sql`${id} AS id`, ...found },
+        params,
+      );
+      return { questions: await hydrate(items.map((r) => r.id)), pagination };
     },
 
     /**

@@ -1,6 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { highlightExcerpt } from '../../qa/excerpt.js';
+import { couldBeName } from '../../qa/name-query.js';
 import { iso, offsetOf, paginate, rows, type PageParams, type Pagination } from './pagination.js';
 
 export const SEARCH_TYPES = ['questions', 'answers', 'users', 'all'] as const;
@@ -87,7 +88,7 @@ function branches(type: SearchType, q: string): SQL[] {
                    FROM (SELECT a.id, a.search_vector FROM answers a WHERE a.search_vector @@ ${tsq}
                          ORDER BY a.id DESC LIMIT ${CANDIDATES}) c`);
   }
-  if (wanted('users')) {
+  if (type === 'users' || (type === 'all' && couldBeName(q))) {
     const pattern = likePattern(q);
     parts.push(sql`SELECT 'user'::text AS type, c.id,
                      (greatest(word_similarity(${q}, c.username), word_similarity(${q}, c.display_name)) * ${USER_WEIGHT})::float8 AS score

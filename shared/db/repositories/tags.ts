@@ -1,6 +1,7 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
-import { offsetOf, paginate, rows, type PageParams, type Pagination } from './pagination.js';
+import { rows } from './pagination.js';
+import { seekPage, type PaginationWithCursor, type SeekOrder, type SeekParams } from './seek.js';
 
 export const TAG_SORTS = ['popular', 'name', 'newest'] as const;
 export type TagSort = (typeof TAG_SORTS)[number];
@@ -14,24 +15,53 @@ export interface TagView {
 }
 
 // popular and newest end with id desc (their indexes); name is unique, id only makes the order total.
-const ORDER: Record<TagSort, SQL> = {
-  popular: sql`questions_count DESC NULLS LAST, id DESC NULLS LAST`,
-  name: sql`name ASC, id ASC`,
-  newest: sql`created_at DESC NULLS LAST, id DESC NULLS LAST`,
+const ORDER: Record<TagSort, SeekOrder> = {
+  popular: {
+    direction: 'desc',
+    keys: [
+      { expr: sql`questions_count`, type: 'int' },
+      { expr: sql`id`, type: 'int' },
+    ],
+  },
+  name: {
+    direction: 'asc',
+    keys: [
+      { expr: sql`name`, type: 'text' },
+      { expr: sql`id`, type: 'int' },
+    ],
+  },
+  newest: {
+    direction: 'desc',
+    keys: [
+      { expr: sql`created_at`, type: 'timestamptz' },
+      { expr: sql`id`, type: 'int' },
+    ],
+  },
 };
 
 export function tagsRepository(db: Db) {
   return {
-    async list(params: PageParams & { sort: TagSort }): Promise<{ tags: TagView[]; pagination: Pagination }> {
-      const [found, [count]] = await Promise.all([
-        rows<TagView>(
-          db,
-          sql`SELECT id, name, slug, description, questions_count FROM tags
-              ORDER BY ${ORDER[params.sort]} LIMIT ${params.limit} OFFSET ${offsetOf(params)}`,
-        ),
-        rows<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM tags`),
-      ]);
-      return { tags: found, pagination: paginate(params, count?.n ?? 0) };
+    /** One page by page number or cursor; the total is the maintained 'tags' counter (migration 0009). */
+    async list(
+      params: SeekParams & { sort: TagSort },
+    ): Promise<{ tags: TagView[]; pagination: PaginationWithCursor }> {
+      const [count] = await rows<{ n: number }>(
+        db,
+        sql`SELECT coalesce((SELECT n FROM list_counts WHERE scope = 'tags'), 0)::int AS n`,
+      );
+      const { items, pagination } = await seekPage<TagView>(
+        db,
+        {
+          list: JSON.stringify(['tags', params.sort]),
+          columns: sql`id, name, slug, description, questions_count`,
+          from: sql`tags`,
+          where: sql`true`,
+          order: ORDER[params.sort],
+          total: count?.n ?? 0,
+        },
+        params,
+      );
+      return { tags: items, pagination };
     },
   };
 }

@@ -1,7 +1,8 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { isInt4Id } from '../int4.js';
-import { iso, offsetOf, paginate, rows, type PageParams, type Pagination } from './pagination.js';
+import { iso, rows } from './pagination.js';
+import { seekPage, type PaginationWithCursor, type SeekOrder, type SeekParams } from './seek.js';
 
 export const USER_SORTS = ['reputation', 'newest', 'name'] as const;
 export type UserSort = (typeof USER_SORTS)[number];
@@ -26,12 +27,30 @@ interface ProfileRow extends Omit<UserProfile, 'badges'> {
   badge_bronze: number;
 }
 
-// Each order is an index of the users table; name sorts by display name (what a reader sees), case-insensitively
-// and by the collation of migration 0008, then id.
-const ORDER: Record<UserSort, SQL> = {
-  reputation: sql`reputation DESC NULLS LAST, id DESC NULLS LAST`,
-  newest: sql`created_at DESC NULLS LAST, id DESC NULLS LAST`,
-  name: sql`lower(display_name) COLLATE agora_names ASC, id ASC`,
+// Each order is an index of the users table (reputation, created, name); name sorts by display name (what a reader
+// sees), case-insensitively and by the collation of migration 0008, then id.
+const ORDER: Record<UserSort, SeekOrder> = {
+  reputation: {
+    direction: 'desc',
+    keys: [
+      { expr: sql`reputation`, type: 'int' },
+      { expr: sql`id`, type: 'int' },
+    ],
+  },
+  newest: {
+    direction: 'desc',
+    keys: [
+      { expr: sql`created_at`, type: 'timestamptz' },
+      { expr: sql`id`, type: 'int' },
+    ],
+  },
+  name: {
+    direction: 'asc',
+    keys: [
+      { expr: sql`lower(display_name) COLLATE agora_names`, type: 'text' },
+      { expr: sql`id`, type: 'int' },
+    ],
+  },
 };
 
 const COLUMNS = sql`id, username, display_name, avatar, bio, reputation, badge_gold, badge_silver, badge_bronze,
@@ -44,17 +63,27 @@ const toProfile = ({ badge_gold, badge_silver, badge_bronze, ...rest }: ProfileR
 
 export function userProfilesRepository(db: Db) {
   return {
+    /** One page by page number or cursor; the total is the maintained 'users' counter (migration 0009). */
     async list(
-      params: PageParams & { sort: UserSort },
-    ): Promise<{ users: UserProfile[]; pagination: Pagination }> {
-      const [found, [count]] = await Promise.all([
-        rows<ProfileRow>(
-          db,
-          sql`SELECT ${COLUMNS} FROM users ORDER BY ${ORDER[params.sort]} LIMIT ${params.limit} OFFSET ${offsetOf(params)}`,
-        ),
-        rows<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM users`),
-      ]);
-      return { users: found.map(toProfile), pagination: paginate(params, count?.n ?? 0) };
+      params: SeekParams & { sort: UserSort },
+    ): Promise<{ users: UserProfile[]; pagination: PaginationWithCursor }> {
+      const [count] = await rows<{ n: number }>(
+        db,
+        sql`SELECT coalesce((SELECT n FROM list_counts WHERE scope = 'users'), 0)::int AS n`,
+      );
+      const { items, pagination } = await seekPage<ProfileRow>(
+        db,
+        {
+          list: JSON.stringify(['users', params.sort]),
+          columns: COLUMNS,
+          from: sql`users`,
+          where: sql`true`,
+          order: ORDER[params.sort],
+          total: count?.n ?? 0,
+        },
+        params,
+      );
+      return { users: items.map(toProfile), pagination };
     },
 
     async find(id: number): Promise<UserProfile | undefined> {

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import {
+  bigint,
   boolean,
   check,
   customType,
@@ -113,6 +114,11 @@ export const questions = pgTable(
       .on(t.createdAt.desc(), t.id.desc())
       .where(sql`${t.answersCount} = 0`),
     index('questions_category_newest_idx').on(t.categoryId, t.createdAt.desc(), t.id.desc()),
+    index('questions_category_votes_idx').on(t.categoryId, t.votes.desc(), t.id.desc()),
+    index('questions_category_views_idx').on(t.categoryId, t.views.desc(), t.id.desc()),
+    index('questions_category_unanswered_idx')
+      .on(t.categoryId, t.createdAt.desc(), t.id.desc())
+      .where(sql`${t.answersCount} = 0`),
     index('questions_author_idx').on(t.authorId),
   ],
 );
@@ -126,12 +132,36 @@ export const questionTags = pgTable(
     tagId: integer('tag_id')
       .notNull()
       .references(() => tags.id, { onDelete: 'cascade' }),
+    // The question's sort keys, filled and followed by triggers (migration 0009) so that a tag's questions come in
+    // every sort order from one index: write question_id and tag_id only.
+    createdAt: timestamp('created_at', { withTimezone: true, mode: 'date' })
+      .notNull()
+      .default(sql`'-infinity'`),
+    votes: integer('votes').notNull().default(0),
+    views: integer('views').notNull().default(0),
+    answersCount: integer('answers_count').notNull().default(0),
   },
   (t) => [
     primaryKey({ columns: [t.tagId, t.questionId] }),
     index('question_tags_question_idx').on(t.questionId),
+    index('question_tags_newest_idx').on(t.tagId, t.createdAt.desc(), t.questionId.desc()),
+    index('question_tags_votes_idx').on(t.tagId, t.votes.desc(), t.questionId.desc()),
+    index('question_tags_views_idx').on(t.tagId, t.views.desc(), t.questionId.desc()),
+    index('question_tags_unanswered_idx')
+      .on(t.tagId, t.createdAt.desc(), t.questionId.desc())
+      .where(sql`${t.answersCount} = 0`),
   ],
 );
+
+/**
+ * Exact totals of the lists that have no counter column of their own, kept by deferred triggers in the write's
+ * transaction (migration 0009). Scopes: 'questions', 'questions:unanswered', 'users', 'tags', 'tag:<id>:unanswered',
+ * 'category:<id>:unanswered'.
+ */
+export const listCounts = pgTable('list_counts', {
+  scope: text('scope').primaryKey(),
+  n: bigint('n', { mode: 'number' }).notNull().default(0),
+});
 
 export const answers = pgTable(
   'answers',

@@ -1,0 +1,185 @@
+import { sql, type SQL } from 'drizzle-orm';
+import { ValidationError } from '../../errors.js';
+import type { Db } from '../client.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { rows, type Pagination } from './pagination.js';
+
+/**
+ * Pages of a list read by seeking on an index instead of counting or skipping from the top:
+ *
+ * - with a `cursor`, the page starts just past the cursor's key: `(key, id) < (last key, last id)` is a range on the
+ *   list's index, so every page costs what page 1 costs, at any depth, and rows inserted or removed meanwhile never
+ *   shift it (no duplicate, no gap).
+ * - with a `page` number, the page is walked from whichever end of the index is nearer (the exact total comes from a
+ *   maintained counter), so the last pages cost what the first ones cost; the middle of the list is the farthest
+ *   point, at half the entries a plain OFFSET would skip there.
+ *
+ * Every order is total: its keys end with the id, all in one direction, and an index gives exactly that order (and
+ * its reverse, by walking it backwards).
+ */
+
+export type KeyType = 'timestamptz' | 'int' | 'text';
+
+export interface SeekOrder {
+  /** The sort keys, the unique id last, each an expression of the list's FROM and the type it is compared as. */
+  keys: { expr: SQL; type: KeyType }[];
+  direction: 'asc' | 'desc';
+}
+
+export interface SeekParams {
+  page: number;
+  limit: number;
+  cursor?: string;
+}
+
+export interface SeekList {
+  /** Names the list (sort and filters) so that its cursors are refused by other lists. */
+  list: string;
+  /** What to select per row (the keys are added). */
+  columns: SQL;
+  /** FROM clause body and the filters. */
+  from: SQL;
+  where: SQL;
+  order: SeekOrder;
+  /** The exact number of rows of the list. */
+  total: number;
+}
+
+/** `next_cursor`: pass it as `cursor` for the page after this one; null on the last page. */
+export type PaginationWithCursor = Pagination & { next_cursor: string | null };
+
+const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+const MAX_INT4 = 2_147_483_647;
+
+// ASC sorts NULLS LAST and DESC NULLS LAST, as the indexes are built; the reverse walks the same index backwards.
+function orderBy(order: SeekOrder, reverse: boolean): SQL {
+  const descending = (order.direction === 'desc') !== reverse;
+  const direction = descending ? sql.raw('DESC') : sql.raw('ASC');
+  const nulls = reverse ? sql.raw('NULLS FIRST') : sql.raw('NULLS LAST');
+  return sql.join(
+    order.keys.map((k) => sql`${k.expr} ${direction} ${nulls}`),
+    sql`, `,
+  );
+}
+
+/** A key as text that converts back to exactly the same value (timestamps to the microsecond, in UTC). */
+function keyText(key: { expr: SQL; type: KeyType }): SQL {
+  return key.type === 'timestamptz'
+    ? sql`to_char(${key.expr} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
+    : key.expr;
+}
+
+function keyValue(type: KeyType, value: string | number): SQL {
+  const bad = () => new ValidationError('Invalid cursor: pass the next_cursor of the same list unchanged');
+  if (type === 'int') {
+    if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) > MAX_INT4) throw bad();
+    return sql`${value}::int`;
+  }
+  if (typeof value !== 'string') throw bad();
+  if (type === 'timestamptz') {
+    if (!TIMESTAMP.test(value)) throw bad();
+    return sql`${value}::timestamptz`;
+  }
+  return sql`${value}::text`;
+}
+
+/** Rows after the key in the list's order (a row comparison, which a btree index answers as a range). */
+function after(order: SeekOrder, key: (string | number)[]): SQL {
+  const columns = sql.join(
+    order.keys.map((k) => k.expr),
+    sql`, `,
+  );
+  const values = sql.join(
+    order.keys.map((k, i) => keyValue(k.type, key[i]!)),
+    sql`, `,
+  );
+  return order.direction === 'desc' ? sql`(${columns}) < (${values})` : sql`(${columns}) > (${values})`;
+}
+
+type KeyedRow = Record<string, unknown>;
+
+const keyAliases = (order: SeekOrder) =>
+  sql.join(
+    order.keys.map((k, i) => sql`${keyText(k)} AS ${sql.raw(`seek_k${i}`)}`),
+    sql`, `,
+  );
+
+function splitKeys<T>(order: SeekOrder, row: KeyedRow): { row: T; key: (string | number)[] } {
+  const key: (string | number)[] = [];
+  const rest: KeyedRow = { ...row };
+  order.keys.forEach((_, i) => {
+    key.push(rest[`seek_k${i}`] as string | number);
+    delete rest[`seek_k${i}`];
+  });
+  return { row: rest as T, key };
+}
+
+const pagination = (
+  page: number,
+  limit: number,
+  total: number,
+  next: string | null,
+): PaginationWithCursor => ({
+  current_page: page,
+  total_pages: Math.ceil(total / limit),
+  total_items: total,
+  per_page: limit,
+  next_cursor: next,
+});
+
+/** The pagination of a list that has no rows (a filter names nothing). */
+export const emptyPagination = (params: SeekParams): PaginationWithCursor =>
+  pagination(params.page, params.limit, 0, null);
+
+/** One page of the list, by cursor when given, else by page number. */
+export async function seekPage<T>(
+  db: Db,
+  list: SeekList,
+  params: SeekParams,
+): Promise<{ items: T[]; pagination: PaginationWithCursor }> {
+  const { order } = list;
+  const select = (where: SQL, reverse: boolean, take: number, skip: number) =>
+    rows<KeyedRow>(
+      db,
+      sql`SELECT ${list.columns}, ${keyAliases(order)} FROM ${list.from} WHERE ${where}
+          ORDER BY ${orderBy(order, reverse)} LIMIT ${take} OFFSET ${skip}`,
+    );
+
+  if (params.cursor !== undefined) {
+    const cursor = decodeCursor(params.cursor, list.list, order.keys.length);
+    // One row more than the page says whether a next page exists, without counting.
+    const found = (
+      await select(sql`${list.where} AND ${after(order, cursor.key)}`, false, params.limit + 1, 0)
+    ).map((r) => splitKeys<T>(order, r));
+    const shown = found.slice(0, params.limit);
+    const last = shown.at(-1);
+    const next =
+      found.length > params.limit && last
+        ? encodeCursor({ list: list.list, key: last.key, page: cursor.page + 1 })
+        : null;
+    return {
+      items: shown.map((r) => r.row),
+      pagination: pagination(cursor.page, params.limit, list.total, next),
+    };
+  }
+
+  const offset = (params.page - 1) * params.limit;
+  if (offset >= list.total)
+    return { items: [], pagination: pagination(params.page, params.limit, list.total, null) };
+  const end = Math.min(offset + params.limit, list.total);
+  // Nearer the end: walk the index backwards over the rows after the page, then put the page back in order.
+  const fromEnd = list.total - end < offset;
+  const raw = fromEnd
+    ? (await select(list.where, true, end - offset, list.total - end)).reverse()
+    : await select(list.where, false, params.limit, offset);
+  const found = raw.map((r) => splitKeys<T>(order, r));
+  const last = found.at(-1);
+  const next =
+    last && offset + found.length < list.total
+      ? encodeCursor({ list: list.list, key: last.key, page: params.page + 1 })
+      : null;
+  return {
+    items: found.map((r) => r.row),
+    pagination: pagination(params.page, params.limit, list.total, next),
+  };
+}

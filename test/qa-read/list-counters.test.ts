@@ -1,0 +1,176 @@
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildQaApp } from '../../services/qa/app.js';
+import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
+
+/**
+ * The list totals come from counters kept by triggers in the writing transaction (migration 0009), never from a
+ * count per request. Many writers at once, on connections of their own, insert, move and delete questions, tags,
+ * answers and users; afterwards every counter must equal the count(*) it stands for, and the API must say so.
+ */
+
+const WRITERS = 12;
+const TRANSACTIONS_PER_WRITER = 30;
+
+// Failures a transaction may meet because another one removed what it pointed at (or PostgreSQL chose it as the
+// victim of a lock cycle of the pre-existing counter triggers): it rolls back whole, which the counters must survive.
+const EXPECTED_FAILURES = new Set(['23503', '40P01', '23505']);
+
+const pick = <T>(list: T[]): T | undefined => list[Math.floor(Math.random() * list.length)];
+
+describe('list totals under concurrent writes', () => {
+  let runtime: TestRuntime;
+  let app: Awaited<ReturnType<typeof buildQaApp>>;
+  let sql: postgres.Sql;
+
+  beforeAll(async () => {
+    runtime = await createTestRuntime({ RATE_LIMIT_ENABLED: 'false', QA_READ_CACHE_TTL_MS: '0' });
+    app = await buildQaApp(runtime);
+    sql = postgres(runtime.env.DATABASE_URL!, { max: WRITERS, onnotice: () => {}, connect_timeout: 5 });
+    await sql`INSERT INTO users (username, display_name) SELECT 'seed' || i, 'Seed ' || i FROM generate_series(1, 5) i`;
+    await sql`INSERT INTO categories (name, slug) VALUES ('One', 'one'), ('Two', 'two'), ('Three', 'three')`;
+    await sql`INSERT INTO tags (name, slug) SELECT 'tag' || i, 'tag' || i FROM generate_series(1, 6) i`;
+  });
+
+  afterAll(async () => {
+    await sql?.end({ timeout: 5 });
+    await app?.close();
+    await runtime?.close();
+  });
+
+  /** One random write in its own transaction; returns whether it committed. */
+  async function randomWrite(writer: number, n: number): Promise<boolean> {
+    const [ids] = await sql<{ users: number[]; tags: number[]; categories: number[]; questions: number[] }[]>`
+      SELECT (SELECT array_agg(id) FROM users) AS users, (SELECT array_agg(id) FROM tags) AS tags,
+             (SELECT array_agg(id) FROM categories) AS categories,
+             (SELECT array_agg(id) FROM (SELECT id FROM questions ORDER BY random() LIMIT 20) q) AS questions`;
+    const users = ids!.users ?? [];
+    const tags = ids!.tags ?? [];
+    const categories = ids!.categories ?? [];
+    const questions = ids!.questions ?? [];
+    const kind = Math.floor(Math.random() * 10);
+    try {
+      await sql.begin(async (tx) => {
+        if (kind <= 3 || questions.length === 0) {
+          // A question with up to three tags (in id order, as the API writes them) and maybe a category.
+          const category = Math.random() < 0.7 ? pick(categories)! : null;
+          const [q] = await tx<{ id: number }[]>`
+            INSERT INTO questions (title, slug, content, author_id, category_id, created_at, votes, views)
+            VALUES (${`Question ${writer}-${n}`}, ${`q-${writer}-${n}`}, 'Body', ${pick(users)!}, ${category},
+                    now() - ${`${Math.floor(Math.random() * 1000)} minutes`}::interval,
+                    ${Math.floor(Math.random() * 10)}, ${Math.floor(Math.random() * 100)})
+            RETURNING id`;
+          const chosen = [...new Set([pick(tags), pick(tags), pick(tags)])].filter((t) => t !== undefined);
+          for (const tag of chosen.sort((a, b) => a - b)) {
+            await tx`INSERT INTO question_tags (question_id, tag_id) VALUES (${q!.id}, ${tag})`;
+          }
+        } else if (kind <= 5) {
+          await tx`INSERT INTO answers (question_id, author_id, content) VALUES (${pick(questions)!}, ${pick(users)!}, 'A')`;
+        } else if (kind === 6) {
+          await tx`DELETE FROM answers WHERE id = (SELECT id FROM answers ORDER BY random() LIMIT 1)`;
+        } else if (kind === 7) {
+          await tx`DELETE FROM questions WHERE id = ${pick(questions)!}`;
+        } else if (kind === 8) {
+          await tx`UPDATE questions SET category_id = ${Math.random() < 0.3 ? null : pick(categories)!},
+                     votes = votes + 1, views = views + 3
+                   WHERE id = ${pick(questions)!}`;
+        } else if (Math.random() < 0.5) {
+          await tx`INSERT INTO users (username, display_name) VALUES (${`w${writer}-${n}`}, 'Writer')`;
+          if (Math.random() < 0.3) await tx`DELETE FROM users WHERE username = ${`w${writer}-${n}`}`;
+        } else {
+          await tx`INSERT INTO tags (name, slug) VALUES (${`t${writer}-${n}`}, ${`t${writer}-${n}`})`;
+          if (Math.random() < 0.3) await tx`DELETE FROM tags WHERE id = ${pick(tags)!}`;
+        }
+      });
+      return true;
+    } catch (err) {
+      if (EXPECTED_FAILURES.has((err as { code?: string }).code ?? '')) return false;
+      throw err;
+    }
+  }
+
+  it('keeps every list total exact while writers race, and the API reports them', async () => {
+    const committed = await Promise.all(
+      Array.from({ length: WRITERS }, async (_, writer) => {
+        let ok = 0;
+        for (let n = 0; n < TRANSACTIONS_PER_WRITER; n++) if (await randomWrite(writer, n)) ok += 1;
+        return ok;
+      }),
+    );
+    // Most writes commit: the test exercises concurrency, not only rollbacks.
+    expect(committed.reduce((a, b) => a + b, 0)).toBeGreaterThan((WRITERS * TRANSACTIONS_PER_WRITER) / 2);
+
+    // Every scope's counter against the count it stands for (a scope with no row counts 0).
+    const mismatches = await sql`
+      WITH truth AS (
+        SELECT 'questions' AS scope, count(*) AS n FROM questions
+        UNION ALL SELECT 'questions:unanswered', count(*) FROM questions WHERE answers_count = 0
+        UNION ALL SELECT 'users', count(*) FROM users
+        UNION ALL SELECT 'tags', count(*) FROM tags
+        UNION ALL SELECT 'category:' || category_id || ':unanswered', count(*) FROM questions
+                  WHERE answers_count = 0 AND category_id IS NOT NULL GROUP BY category_id
+        UNION ALL SELECT 'tag:' || qt.tag_id || ':unanswered', count(*) FROM question_tags qt
+                  JOIN questions q ON q.id = qt.question_id WHERE q.answers_count = 0 GROUP BY qt.tag_id
+      )
+      SELECT coalesce(t.scope, c.scope) AS scope, coalesce(t.n, 0)::int AS expected, coalesce(c.n, 0)::int AS counted
+      FROM truth t FULL JOIN list_counts c ON c.scope = t.scope
+      WHERE coalesce(t.n, 0) <> coalesce(c.n, 0)`;
+    expect(mismatches).toEqual([]);
+
+    // The per-tag and per-category totals of migration 0002, and the sort keys copied onto question_tags.
+    const [checks] = await sql<{ tags: number; categories: number; keys: number; answers: number }[]>`
+      SELECT
+        (SELECT count(*) FROM tags t WHERE questions_count <> (SELECT count(*) FROM question_tags WHERE tag_id = t.id))::int AS tags,
+        (SELECT count(*) FROM categories k WHERE questions_count <> (SELECT count(*) FROM questions WHERE category_id = k.id))::int AS categories,
+        (SELECT count(*) FROM question_tags qt JOIN questions q ON q.id = qt.question_id
+          WHERE (qt.created_at, qt.votes, qt.views, qt.answers_count) IS DISTINCT FROM (q.created_at, q.votes, q.views, q.answers_count))::int AS keys,
+        (SELECT count(*) FROM answers)::int AS answers`;
+    expect(checks).toMatchObject({ tags: 0, categories: 0, keys: 0 });
+    expect(checks!.answers).toBeGreaterThan(0);
+
+    const total = async (url: string) => (await app.inject(url)).json().data.pagination.total_items as number;
+    const count = async (statement: postgres.PendingQuery<{ n: number }[]>) => (await statement)[0]!.n;
+    expect(await total('/api/questions')).toBe(await count(sql`SELECT count(*)::int AS n FROM questions`));
+    expect(await total('/api/questions?sort=unanswered')).toBe(
+      await count(sql`SELECT count(*)::int AS n FROM questions WHERE answers_count = 0`),
+    );
+    expect(await total('/api/users')).toBe(await count(sql`SELECT count(*)::int AS n FROM users`));
+    expect(await total('/api/tags')).toBe(await count(sql`SELECT count(*)::int AS n FROM tags`));
+    const [tag] = await sql<{ id: number; slug: string }[]>`SELECT id, slug FROM tags WHERE slug = 'tag1'`;
+    if (tag) {
+      expect(await total(`/api/questions?tag=tag1&sort=unanswered`)).toBe(
+        await count(sql`SELECT count(*)::int AS n FROM question_tags qt JOIN questions q ON q.id = qt.question_id
+                        WHERE qt.tag_id = ${tag.id} AND q.answers_count = 0`),
+      );
+    }
+    const [category] = await sql<{ id: number }[]>`SELECT id FROM categories WHERE slug = 'two'`;
+    expect(await total(`/api/questions?category=${category!.id}&sort=unanswered`)).toBe(
+      await count(
+        sql`SELECT count(*)::int AS n FROM questions WHERE category_id = ${category!.id} AND answers_count = 0`,
+      ),
+    );
+  });
+
+  it('agora_recount() rebuilds the counters and sort keys after a load with triggers off', async () => {
+    await sql.begin(async (tx) => {
+      await tx`SET LOCAL session_replication_role = replica`;
+      // A loader may write a batch of question_tags before the batch of its questions (foreign keys are off).
+      const [{ id }] = (await tx`SELECT nextval(pg_get_serial_sequence('questions', 'id'))::int AS id`) as [
+        { id: number },
+      ];
+      await tx`INSERT INTO question_tags (question_id, tag_id) VALUES (${id}, (SELECT min(id) FROM tags))`;
+      await tx`INSERT INTO questions (id, title, slug, content, author_id, votes)
+               VALUES (${id}, 'Bulk', 'bulk', 'B', (SELECT min(id) FROM users), 42)`;
+      await tx`INSERT INTO users (username, display_name) VALUES ('bulk-user', 'Bulk')`;
+    });
+    const stale =
+      await sql`SELECT 1 FROM question_tags qt JOIN questions q ON q.id = qt.question_id WHERE qt.votes <> q.votes`;
+    expect(stale.length).toBe(1);
+    await sql`SELECT agora_recount()`;
+    const [after] = await sql<{ questions: boolean; users: boolean; keys: number }[]>`
+      SELECT (SELECT n FROM list_counts WHERE scope = 'questions') = (SELECT count(*) FROM questions) AS questions,
+             (SELECT n FROM list_counts WHERE scope = 'users') = (SELECT count(*) FROM users) AS users,
+             (SELECT count(*) FROM question_tags qt JOIN questions q ON q.id = qt.question_id WHERE qt.votes <> q.votes)::int AS keys`;
+    expect(after).toEqual({ questions: true, users: true, keys: 0 });
+  });
+});
