@@ -208,10 +208,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Confirm a subscription (the link of the confirmation email) */
+        /** The confirmation link: shows a button that POSTs the confirmation (scanners confirm nothing) */
         get: operations["getNewsletterConfirm"];
         put?: never;
-        post?: never;
+        /**
+         * Confirm a subscription (the button of the confirmation page)
+         * @description No login: the signed token is the authority. Idempotent.
+         */
+        post: operations["postNewsletterConfirm"];
         delete?: never;
         options?: never;
         head?: never;
@@ -447,7 +451,10 @@ export interface components {
             title: string;
             /** @description URL-safe form of the title; GET /questions/{slug} works as well as the id */
             slug: string;
+            /** @description Safe HTML (sanitised with one allow-list); insert it as HTML */
             content: string;
+            /** @description The Markdown source, for posts written through the API (not imported ones) */
+            content_markdown?: string;
             votes: number;
             views: number;
             answers_count: number;
@@ -473,11 +480,16 @@ export interface components {
             total_pages: number;
             total_items: number;
             per_page: number;
+            /** @description Pass as `cursor` for the next page; null on the last page. Every list but search has one. */
+            next_cursor?: string | null;
         };
         /** Comment */
         Comment: {
             id: number;
+            /** @description Safe HTML (sanitised with one allow-list); insert it as HTML */
             content: string;
+            /** @description The Markdown source, for posts written through the API (not imported ones) */
+            content_markdown?: string;
             votes: number;
             author: {
                 id: number;
@@ -492,7 +504,10 @@ export interface components {
         /** AnswerWithComments */
         AnswerWithComments: {
             id: number;
+            /** @description Safe HTML (sanitised with one allow-list); insert it as HTML */
             content: string;
+            /** @description The Markdown source, for posts written through the API (not imported ones) */
+            content_markdown?: string;
             votes: number;
             is_accepted: boolean;
             author: {
@@ -512,7 +527,10 @@ export interface components {
             title: string;
             /** @description URL-safe form of the title; GET /questions/{slug} works as well as the id */
             slug: string;
+            /** @description Safe HTML (sanitised with one allow-list); insert it as HTML */
             content: string;
+            /** @description The Markdown source, for posts written through the API (not imported ones) */
+            content_markdown?: string;
             votes: number;
             views: number;
             answers_count: number;
@@ -538,7 +556,10 @@ export interface components {
         /** Answer */
         Answer: {
             id: number;
+            /** @description Safe HTML (sanitised with one allow-list); insert it as HTML */
             content: string;
+            /** @description The Markdown source, for posts written through the API (not imported ones) */
+            content_markdown?: string;
             votes: number;
             is_accepted: boolean;
             author: {
@@ -750,6 +771,8 @@ export interface operations {
                 page?: number;
                 /** @description Items per page (1-100) */
                 limit?: number;
+                /** @description The previous page's next_cursor: the page after it, by key, unaffected by rows written meanwhile (page is then ignored) */
+                cursor?: string;
                 /** @description unanswered: questions without answers, newest first */
                 sort?: "newest" | "votes" | "views" | "unanswered";
                 /** @description Tag slug */
@@ -1344,6 +1367,8 @@ export interface operations {
                 page?: number;
                 /** @description Items per page (1-100) */
                 limit?: number;
+                /** @description The previous page's next_cursor: the page after it, by key, unaffected by rows written meanwhile (page is then ignored) */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -1547,6 +1572,8 @@ export interface operations {
                 page?: number;
                 /** @description Items per page (1-100) */
                 limit?: number;
+                /** @description The previous page's next_cursor: the page after it, by key, unaffected by rows written meanwhile (page is then ignored) */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -1876,7 +1903,7 @@ export interface operations {
                     email: string;
                     action: "subscribe" | "unsubscribe";
                     /** @description subscribe only; default weekly (an empty form field counts as absent) */
-                    frequency?: "daily" | "weekly" | "monthly";
+                    frequency?: "daily" | "weekly" | "monthly" | "";
                 } & {
                     [key: string]: unknown;
                 };
@@ -1885,7 +1912,7 @@ export interface operations {
                     email: string;
                     action: "subscribe" | "unsubscribe";
                     /** @description subscribe only; default weekly (an empty form field counts as absent) */
-                    frequency?: "daily" | "weekly" | "monthly";
+                    frequency?: "daily" | "weekly" | "monthly" | "";
                 } & {
                     [key: string]: unknown;
                 };
@@ -2038,6 +2065,117 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: Bearer realm="agora" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Newsletter errors: `success: false` plus the usual error fields */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        message: string;
+                        /** @enum {boolean} */
+                        error: true;
+                        code: number;
+                    };
+                };
+            };
+            /** @description Newsletter errors: `success: false` plus the usual error fields */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: false;
+                        message: string;
+                        /** @enum {boolean} */
+                        error: true;
+                        code: number;
+                    };
+                };
+            };
+        };
+    };
+    postNewsletterConfirm: {
+        parameters: {
+            query: {
+                /** @description The signed token from the email link */
+                token: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        message: string;
+                    };
+                };
             };
             /** @description Missing, unknown or revoked API key */
             401: {
@@ -2375,8 +2513,8 @@ export interface operations {
                     content: string;
                     /** @description quality_check only: the post title */
                     title?: string;
-                    /** @description suggest_tags only: how many tags at most (1–20); a form sends it as a string */
-                    limit?: number | string;
+                    /** @description suggest_tags only: how many tags at most (1–20) */
+                    limit?: number;
                 } & {
                     [key: string]: unknown;
                 };
@@ -2387,8 +2525,8 @@ export interface operations {
                     content: string;
                     /** @description quality_check only: the post title */
                     title?: string;
-                    /** @description suggest_tags only: how many tags at most (1–20); a form sends it as a string */
-                    limit?: number | string;
+                    /** @description suggest_tags only: how many tags at most (1–20) */
+                    limit?: number;
                 } & {
                     [key: string]: unknown;
                 };

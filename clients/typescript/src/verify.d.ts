@@ -15,7 +15,7 @@ export interface paths {
         put?: never;
         /**
          * Verify one address
-         * @description Syntax, MX and SMTP checks of one address, answered inline. A bad address is a result, not an error.
+         * @description Syntax, MX and SMTP checks of one address by a verify worker. A bad address is a result, not an error.
          */
         post: operations["postVerify"];
         delete?: never;
@@ -61,6 +61,68 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/lists": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The key owner's lists, newest first */
+        get: operations["getLists"];
+        put?: never;
+        /**
+         * Create a verification list
+         * @description Up to 1000000 addresses and 67108864 bytes, as JSON or as a text/csv or text/plain upload (streamed). Answers 202 with Location: /lists/{id}; the workers verify it asynchronously. Each distinct address costs one point of the key’s budget, charged now. An Idempotency-Key header makes a retried creation return the same list.
+         */
+        post: operations["postLists"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/lists/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A list and its progress */
+        get: operations["getListsById"];
+        put?: never;
+        post?: never;
+        /**
+         * Cancel a running list, or delete an ended one
+         * @description A queued or running list is cancelled (200 with the list): nothing more is probed, what is done stays readable, the points of the addresses never verified are refunded. An ended list is deleted with its results (204); it is a 404 afterwards.
+         */
+        delete: operations["deleteListsById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/lists/{id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Results so far, in input order
+         * @description Each result is the /verify result object plus its 1-based input row; only rows already verified appear. format=json pages (limit up to 1000); ndjson and csv stream every matching row without paging. CSV keeps the uploaded columns and appends the result fields; cells starting with = + - @ are prefixed with an apostrophe.
+         */
+        get: operations["getListsByIdResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -92,6 +154,19 @@ export interface components {
             /** @description Enhanced code and text of that reply */
             smtp_message: string | null;
             duration_ms: number;
+            /** @description Every mail host of the domain by preference (the domain itself for an implicit MX); [] without one */
+            mx_records: string[];
+            /** @description A corrected address when the domain receives no mail and a likely intended one (a popular or free provider, or a TLD slip) does; null otherwise */
+            did_you_mean: string | null;
+            /**
+             * Format: date-time
+             * @description When the verdict was reached (UTC)
+             */
+            verified_at: string;
+            /** @description The verdict was reused from the result cache (VERIFY_RESULT_TTL_MS; the request may bound its age with max_age) */
+            cached: boolean;
+            /** @description The address as it should be stored: local part as typed (NFC), domain lower case in Unicode (UTS #46); null for bad syntax */
+            normalized_email: string | null;
         };
         /**
          * Error
@@ -102,6 +177,66 @@ export interface components {
             error: true;
             message: string;
             code: number;
+        };
+        /**
+         * CreateListBody
+         * @description JSON form. A CSV (text/csv) or one address per line (text/plain) upload is accepted too, with name, callback_url and email_column as query parameters.
+         */
+        CreateListBody: {
+            emails: string[];
+            name?: string;
+            callback_url?: string;
+        };
+        /**
+         * ListCallback
+         * @description Delivery of the callback POSTed when the list ends
+         */
+        ListCallback: {
+            attempts: number;
+            /** @description HTTP status of the last attempt */
+            last_status: number | null;
+            delivered_at: string | null;
+        };
+        /** VerificationList */
+        VerificationList: {
+            /** @description Opaque, unguessable id */
+            id: string;
+            name: string;
+            status: "queued" | "running" | "completed" | "cancelled" | "failed";
+            /** @description Rows of the list */
+            total: number;
+            /** @description Distinct addresses (domain compared case-insensitively); each is verified once */
+            unique: number;
+            /** @description total - unique */
+            duplicates: number;
+            /** @description Rows with a result */
+            processed: number;
+            /** @description processed / total, in percent, floored */
+            progress: number;
+            /** @description Rows with a result, by status */
+            counts: {
+                valid: number;
+                invalid: number;
+                risky: number;
+                unknown: number;
+            };
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC
+             */
+            created_at: string;
+            started_at: string | null;
+            completed_at: string | null;
+            /** @description Seconds left at the rate observed so far; null before a rate is known and once ended */
+            eta_seconds: number | null;
+            callback_url: string | null;
+            /** @description null without a callback_url */
+            callback: components["schemas"]["ListCallback"] | null;
+        };
+        /** ListResult */
+        ListResult: components["schemas"]["VerificationResult"] & {
+            /** @description 1-based input row */
+            row: number;
         };
     };
     responses: never;
@@ -123,6 +258,8 @@ export interface operations {
             content: {
                 "application/json": {
                     email: string;
+                    /** @description Seconds: accept a cached verdict up to this old (default: any still cached, VERIFY_RESULT_TTL_MS); 0 forces a fresh probe */
+                    max_age?: number;
                 };
             };
         };
@@ -223,6 +360,8 @@ export interface operations {
             content: {
                 "application/json": {
                     emails: string[];
+                    /** @description Seconds: accept a cached verdict up to this old (default: any still cached, VERIFY_RESULT_TTL_MS); 0 forces a fresh probe */
+                    max_age?: number;
                 };
             };
         };
@@ -436,6 +575,538 @@ export interface operations {
                         message: string;
                         code: number;
                     };
+                };
+            };
+        };
+    };
+    getLists: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Items per page (1-100) */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            lists: components["schemas"]["VerificationList"][];
+                            pagination: {
+                                current_page: number;
+                                /** @description ceil(total_items / per_page) */
+                                total_pages: number;
+                                total_items: number;
+                                per_page: number;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: X-API-Key realm="agora-verify" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postLists: {
+        parameters: {
+            query?: {
+                name?: string;
+                callback_url?: string;
+                /** @description CSV uploads: the header of the column of addresses, or its 1-based index */
+                email_column?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON form. A CSV (text/csv) or one address per line (text/plain) upload is accepted too, with name, callback_url and email_column as query parameters. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateListBody"];
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["VerificationList"];
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: X-API-Key realm="agora-verify" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getListsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["VerificationList"];
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: X-API-Key realm="agora-verify" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteListsById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["VerificationList"];
+                    };
+                };
+            };
+            /** @description Deleted */
+            204: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: X-API-Key realm="agora-verify" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getListsByIdResults: {
+        parameters: {
+            query?: {
+                /** @description json pages; ndjson and csv stream every (matching) result without paging */
+                format?: "json" | "ndjson" | "csv";
+                /** @description Comma-separated statuses to keep, e.g. valid,risky */
+                status?: string;
+                page?: number;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description format=json; ndjson (application/x-ndjson) and csv (text/csv) stream instead */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description In input order; only rows already verified */
+                            results: components["schemas"]["ListResult"][];
+                            /** @description The list has ended: no more results will come */
+                            complete: boolean;
+                            pagination: {
+                                current_page: number;
+                                /** @description ceil(total_items / per_page) */
+                                total_pages: number;
+                                total_items: number;
+                                per_page: number;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: X-API-Key realm="agora-verify" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "5XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
