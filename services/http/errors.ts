@@ -35,7 +35,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    return reply.status(404).send(errorBody(404, `No route for ${request.method} ${request.url.split('?')[0]}`));
+    // The path is the caller's input: quoted short, as every message quotes input.
+    const path = request.url.split('?')[0]!;
+    const shown = path.length > 100 ? `${path.slice(0, 100)}…` : path;
+    return reply.status(404).send(errorBody(404, `No route for ${request.method.slice(0, 20)} ${shown}`));
   });
 }
 

@@ -27,6 +27,11 @@ const result = (email: string) => ({
   smtp_code: 250,
   smtp_message: '2.1.5 Ok',
   duration_ms: 12,
+  mx_records: ['mx.example.test'],
+  did_you_mean: null,
+  verified_at: '2026-11-25T07:00:00.000Z',
+  cached: false,
+  normalized_email: email,
 });
 
 describe('job results checked against the catalog', { timeout: 30_000 }, () => {
