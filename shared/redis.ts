@@ -17,11 +17,21 @@ export function connectRedis(url: string, role: 'producer' | 'worker', extra: Re
     role === 'worker'
       ? { maxRetriesPerRequest: null, enableReadyCheck: true }
       : { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 5000, commandTimeout: 5000 };
-  return new Redis(url, { lazyConnect: false, retryStrategy: (n) => Math.min(n * 200, 2000), ...options, ...extra });
+  return new Redis(url, {
+    lazyConnect: false,
+    retryStrategy: (n) => Math.min(n * 200, 2000),
+    ...options,
+    ...extra,
+  });
 }
 
 async function answers(url: string): Promise<boolean> {
-  const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 1000, retryStrategy: () => null });
+  const probe = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 1000,
+    retryStrategy: () => null,
+  });
   probe.on('error', () => {});
   try {
     await probe.connect();
@@ -49,7 +59,11 @@ export interface EnsuredRedis {
  * The embedded default: with no REDIS_URL use 127.0.0.1:6379, and if nothing answers there start a private
  * redis-server (append-only, so accepted jobs survive a restart) as a child process.
  */
-export async function ensureRedis(configured: string | undefined, dataDir: string, logger: Logger): Promise<EnsuredRedis> {
+export async function ensureRedis(
+  configured: string | undefined,
+  dataDir: string,
+  logger: Logger,
+): Promise<EnsuredRedis> {
   if (configured) return { url: configured };
   if (await answers(DEFAULT_URL)) return { url: DEFAULT_URL };
   if (spawnSync('redis-server', ['--version']).error) throw new Error(REDIS_MISSING_HELP);
@@ -59,7 +73,20 @@ export async function ensureRedis(configured: string | undefined, dataDir: strin
   logger.info({ dir }, 'no Redis at 127.0.0.1:6379: starting a private redis-server');
   const child = spawn(
     'redis-server',
-    ['--bind', '127.0.0.1', '--port', '6379', '--dir', dir, '--appendonly', 'yes', '--save', '', '--maxmemory-policy', 'noeviction'],
+    [
+      '--bind',
+      '127.0.0.1',
+      '--port',
+      '6379',
+      '--dir',
+      dir,
+      '--appendonly',
+      'yes',
+      '--save',
+      '',
+      '--maxmemory-policy',
+      'noeviction',
+    ],
     { stdio: 'ignore' },
   );
   for (let attempt = 0; attempt < 50; attempt++) {

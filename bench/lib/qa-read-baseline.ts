@@ -38,7 +38,10 @@ app.get('/api/questions/:id', async (request, reply) => {
   const question = await questions.find((request.params as { id: string }).id);
   if (!question) return reply.code(404).send({ error: true, message: 'Question not found', code: 404 });
   const include = new Set((request.query as Query).include?.split(',') ?? []);
-  return { success: true, data: { ...question, ...(await questionIncludes(question.id, include, { answers, comments })) } };
+  return {
+    success: true,
+    data: { ...question, ...(await questionIncludes(question.id, include, { answers, comments })) },
+  };
 });
 app.get('/api/search', async (request) => {
   const q = request.query as Query;

@@ -12,7 +12,11 @@ export interface ErrorBody {
 
 export const errorBody = (code: number, message: string): ErrorBody => ({ error: true, message, code });
 
-function describe(err: FastifyError | AppError | Error): { code: number; message: string; headers?: Record<string, string> } {
+function describe(err: FastifyError | AppError | Error): {
+  code: number;
+  message: string;
+  headers?: Record<string, string>;
+} {
   if (err instanceof AppError) return { code: err.statusCode, message: err.message, headers: err.headers };
   const fastifyError = err as FastifyError;
   // Already in plain words, naming the field (validation.ts).

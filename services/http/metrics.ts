@@ -59,14 +59,11 @@ export const metricsPlugin = fp<MetricsOptions>(
       { logLevel: 'warn', schema: { hide: true }, config: { apiKey: false } },
       async (request, reply) => {
         if (expected && !bearerMatches(request, expected)) {
-          return reply
-            .status(401)
-            .header('www-authenticate', 'Bearer realm="metrics"')
-            .send({
-              error: true,
-              message: 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>',
-              code: 401,
-            });
+          return reply.status(401).header('www-authenticate', 'Bearer realm="metrics"').send({
+            error: true,
+            message: 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>',
+            code: 401,
+          });
         }
         const { contentType, body } = await renderMetrics();
         return reply.type(contentType).send(body);

@@ -32,7 +32,8 @@ export function createHttpApp(config: Pick<Config, 'bodyLimitBytes' | 'trustProx
     clientErrorHandler,
     // Router-level rejections (a malformed %-escape, a path parameter over maxParamLength) get our body too.
     frameworkErrors: (error, _request, reply: FastifyReply) => {
-      const code = error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
+      const code =
+        error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 400;
       const message = code === 414 ? 'URI Too Long' : 'Malformed URL';
       void reply.code(code).send(errorBody(code, message));
     },

@@ -9,7 +9,10 @@ import { generateWebhookSecret } from './webhook-secret.js';
  * Key management shared by the admin CLI and the admin panel. The clear key is returned once, never stored; the
  * webhook secret (which signs the deliveries made for the key) is returned with it, and is not shown again.
  */
-export async function createApiKey(db: Db, input: { username: string; plan: Plan; scopes: Scope[]; name?: string }) {
+export async function createApiKey(
+  db: Db,
+  input: { username: string; plan: Plan; scopes: Scope[]; name?: string },
+) {
   const user = await usersRepository(db).findByUsername(input.username);
   if (!user) throw new NotFoundError(`No user named ${input.username}`);
   const { key, prefix, hash } = generateKey();

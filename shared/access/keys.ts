@@ -17,7 +17,11 @@ export interface Principal {
 const KEY_PATTERN = /^agora_([a-z0-9]{12})_([A-Za-z0-9_-]{43})$/;
 
 export function generateKey(): { key: string; prefix: string; hash: string } {
-  const prefix = randomBytes(9).toString('base64url').toLowerCase().replace(/[^a-z0-9]/g, '0').slice(0, 12);
+  const prefix = randomBytes(9)
+    .toString('base64url')
+    .toLowerCase()
+    .replace(/[^a-z0-9]/g, '0')
+    .slice(0, 12);
   const key = `agora_${prefix}_${randomBytes(32).toString('base64url')}`;
   return { key, prefix, hash: hashKey(key) };
 }

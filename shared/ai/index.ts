@@ -20,7 +20,13 @@ export {
 } from './quality/quality-check.js';
 export { QUALITY_RULES, QUALITY_THRESHOLDS, type QualityIssue } from './quality/rules.js';
 
-export { buildTagIndex, loadTagIndex, serializeTagIndex, TagIndex, type TagIndexFile } from './tags/tag-index.js';
+export {
+  buildTagIndex,
+  loadTagIndex,
+  serializeTagIndex,
+  TagIndex,
+  type TagIndexFile,
+} from './tags/tag-index.js';
 export { slugifyTag, type TagRecord, type TagRef } from './tags/tag-record.js';
 export { suggestTags, type SuggestedTag } from './tags/suggest-tags.js';
 export { readStackExchangeQuestions } from './tags/stackexchange-posts.js';

@@ -23,9 +23,14 @@ export const catalog = {
 export type Catalog = typeof catalog;
 export type CatalogQueue = keyof Catalog;
 export type JobName<Q extends CatalogQueue> = keyof Catalog[Q]['jobs'] & string;
-type SchemaOf<Q extends CatalogQueue, J extends JobName<Q>> = Catalog[Q]['jobs'][J] extends infer S extends TSchema ? S : never;
+type SchemaOf<Q extends CatalogQueue, J extends JobName<Q>> = Catalog[Q]['jobs'][J] extends infer S extends
+  TSchema
+  ? S
+  : never;
 export type Payload<Q extends CatalogQueue, J extends JobName<Q>> = Static<SchemaOf<Q, J>>;
-type ResultSchemaOf<Q extends CatalogQueue, J extends JobName<Q>> =
-  Catalog[Q]['results'][J & keyof Catalog[Q]['results']] extends infer S extends TSchema ? S : never;
+type ResultSchemaOf<Q extends CatalogQueue, J extends JobName<Q>> = Catalog[Q]['results'][J &
+  keyof Catalog[Q]['results']] extends infer S extends TSchema
+  ? S
+  : never;
 /** What a job's handler returns, as its queue declares it (checked where a producer waits for it). */
 export type Result<Q extends CatalogQueue, J extends JobName<Q>> = Static<ResultSchemaOf<Q, J>>;

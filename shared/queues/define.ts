@@ -52,7 +52,10 @@ export function defineQueue<
   const jobs = Object.fromEntries(
     Object.entries(definition.jobs).map(([name, properties]) => [
       name,
-      Type.Object({ ...properties, requestId: Type.Optional(Type.String()) }, { additionalProperties: false }),
+      Type.Object(
+        { ...properties, requestId: Type.Optional(Type.String()) },
+        { additionalProperties: false },
+      ),
     ]),
   ) as { [K in keyof J]: WithRequestId<J[K]> };
   return { ...definition, jobs };
@@ -75,4 +78,6 @@ export const retrying = (attempts: number, delayMs: number): JobsOptions => ({
   removeOnFail: { age: 7 * 24 * 3600 },
 });
 
-export type PayloadOf<D extends QueueDefinition<Record<string, TObject>>, J extends keyof D['jobs']> = Static<D['jobs'][J]>;
+export type PayloadOf<D extends QueueDefinition<Record<string, TObject>>, J extends keyof D['jobs']> = Static<
+  D['jobs'][J]
+>;

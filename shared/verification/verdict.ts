@@ -90,7 +90,8 @@ function invalid(reason: VerificationReason, score: number): Verdict {
 }
 
 function unknown(reason: VerificationReason, flags: AddressFlags): Verdict {
-  const score = 39 - (UNKNOWN_PENALTY[reason] ?? 12) - (flags.is_disposable ? 5 : 0) - (flags.is_role_based ? 2 : 0);
+  const score =
+    39 - (UNKNOWN_PENALTY[reason] ?? 12) - (flags.is_disposable ? 5 : 0) - (flags.is_role_based ? 2 : 0);
   return { status: 'unknown', reason, score: clamp(score, SCORE_BANDS.unknown) };
 }
 

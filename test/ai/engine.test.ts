@@ -46,10 +46,17 @@ describe('the AI engine', () => {
       findSimilarQuestions: async () => [{ id: 1, title: 'What is a citra hop?', similarity: 0.9 }],
       tagIndex: await buildTagIndex(readStackExchangeQuestions(BEER_POSTS)),
     });
-    expect(engine.spamCheck('BUY CHEAP VIAGRA click here http://pills.example.biz NOW!!!').is_spam).toBe(true);
-    const quality = await engine.qualityCheck('What is a citra hop? I keep seeing it on labels.', 'Citra hops');
+    expect(engine.spamCheck('BUY CHEAP VIAGRA click here http://pills.example.biz NOW!!!').is_spam).toBe(
+      true,
+    );
+    const quality = await engine.qualityCheck(
+      'What is a citra hop? I keep seeing it on labels.',
+      'Citra hops',
+    );
     expect(quality.issues.map((i) => i.code)).toContain('possible_duplicate');
-    expect(engine.suggestTags('Which hops give a citrus aroma to an IPA?', 3).tags.map((t) => t.slug)).toContain('hops');
+    expect(
+      engine.suggestTags('Which hops give a citrus aroma to an IPA?', 3).tags.map((t) => t.slug),
+    ).toContain('hops');
     expect((await engine.chat('What are citra hops?')).generatedBy).toBe('local');
     expect(engine.hasProvider).toBe(false);
   });
@@ -64,7 +71,9 @@ describe('the AI engine', () => {
   it('answers suggest_tags with no tags until an index is set', async () => {
     const engine = createAiEngine({ retrieve, findSimilarQuestions: async () => [] });
     expect(engine.suggestTags('stout')).toEqual({ tags: [] });
-    engine.setTagIndex(await buildTagIndex([{ id: 1, title: 'Imperial stout', body: 'Rich and dark.', tags: ['stout'] }]));
+    engine.setTagIndex(
+      await buildTagIndex([{ id: 1, title: 'Imperial stout', body: 'Rich and dark.', tags: ['stout'] }]),
+    );
     expect(engine.hasTagIndex).toBe(true);
     expect(engine.suggestTags('A dark imperial stout?').tags[0]?.slug).toBe('stout');
   });
@@ -83,7 +92,11 @@ describe('chat through an OpenAI-compatible provider (local fake server)', () =>
     const result = await engineWithProvider().chat('What are citra hops?');
     expect(result.generatedBy).toBe('provider');
     expect(result.reply).toBe(fake.reply);
-    expect(result.sources[0]).toMatchObject({ type: 'answer', id: 4, url: 'https://beer.example/questions/1#4' });
+    expect(result.sources[0]).toMatchObject({
+      type: 'answer',
+      id: 4,
+      url: 'https://beer.example/questions/1#4',
+    });
 
     expect(fake.requests).toHaveLength(1);
     const [request] = fake.requests;

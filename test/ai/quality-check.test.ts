@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { analyzeQuality, qualityCheck, QUALITY_RULES, splitTitle, type SimilarQuestion } from '../../shared/ai/index.js';
+import {
+  analyzeQuality,
+  qualityCheck,
+  QUALITY_RULES,
+  splitTitle,
+  type SimilarQuestion,
+} from '../../shared/ai/index.js';
 import { countSyllables } from '../../shared/ai/quality/readability.js';
 
 const none = async (): Promise<SimilarQuestion[]> => [];
@@ -11,7 +17,9 @@ const GOOD_BODY =
 
 describe('quality_check', () => {
   it('gives a clear, well-formed question a full score', async () => {
-    const result = await qualityCheck(GOOD_BODY, 'Serving temperature for a Belgian tripel', { findSimilarQuestions: none });
+    const result = await qualityCheck(GOOD_BODY, 'Serving temperature for a Belgian tripel', {
+      findSimilarQuestions: none,
+    });
     expect(result).toEqual({ score: 100, issues: [] });
   });
 
@@ -24,9 +32,17 @@ describe('quality_check', () => {
   });
 
   it('penalises a short shouted post with no question', async () => {
-    const result = await qualityCheck('MY BEER IS FLAT AND I HATE IT, FIX IT NOW!!!', 'HELP', { findSimilarQuestions: none });
+    const result = await qualityCheck('MY BEER IS FLAT AND I HATE IT, FIX IT NOW!!!', 'HELP', {
+      findSimilarQuestions: none,
+    });
     expect(codes(result.issues)).toEqual(
-      expect.arrayContaining(['too_short', 'title_too_short', 'missing_question_mark', 'all_caps', 'excessive_punctuation']),
+      expect.arrayContaining([
+        'too_short',
+        'title_too_short',
+        'missing_question_mark',
+        'all_caps',
+        'excessive_punctuation',
+      ]),
     );
     expect(result.score).toBe(100 - 30 - 10 - 10 - 25 - 5);
     expect(Number.isInteger(result.score)).toBe(true);
@@ -39,11 +55,15 @@ describe('quality_check', () => {
       'if (co2 > 2.5) { sugar = sugar / 2; }',
       'console.log(sugar);',
     ].join('\n');
-    const bad = await qualityCheck(pasted, 'Priming sugar calculator gives the wrong amount', { findSimilarQuestions: none });
+    const bad = await qualityCheck(pasted, 'Priming sugar calculator gives the wrong amount', {
+      findSimilarQuestions: none,
+    });
     expect(codes(bad.issues)).toContain('unformatted_code');
 
     const fenced = pasted.replace('\nconst', '\n```\nconst') + '\n```';
-    const good = await qualityCheck(fenced, 'Priming sugar calculator gives the wrong amount', { findSimilarQuestions: none });
+    const good = await qualityCheck(fenced, 'Priming sugar calculator gives the wrong amount', {
+      findSimilarQuestions: none,
+    });
     expect(codes(good.issues)).not.toContain('unformatted_code');
   });
 
@@ -51,7 +71,9 @@ describe('quality_check', () => {
     const body =
       'I brewed a stout last week and the fermentation stopped after two days. The gravity is stuck at 1.030 ' +
       'and the airlock is quiet. I pitched one packet of dry yeast at twenty degrees. Should I repitch or wait?';
-    const result = await qualityCheck(body, 'Choosing guitar strings for beginners', { findSimilarQuestions: none });
+    const result = await qualityCheck(body, 'Choosing guitar strings for beginners', {
+      findSimilarQuestions: none,
+    });
     expect(codes(result.issues)).toContain('title_body_mismatch');
   });
 
@@ -62,7 +84,9 @@ describe('quality_check', () => {
       'necessitating comprehensive reconsideration of methodological considerations surrounding ' +
       'yeast propagation, oxygenation, temperature regulation and sanitisation procedures, particularly ' +
       'considering the comparatively unsophisticated equipment available. Recommendations?';
-    const result = await analyzeQuality(dense, 'Phenolic off-flavours despite temperature control', { findSimilarQuestions: none });
+    const result = await analyzeQuality(dense, 'Phenolic off-flavours despite temperature control', {
+      findSimilarQuestions: none,
+    });
     expect(result.readability.fleschReadingEase).toBeLessThan(30);
     expect(codes(result.issues)).toContain('hard_to_read');
   });
@@ -76,10 +100,15 @@ describe('quality_check', () => {
         { id: 40, title: 'Glassware for Belgian ales', similarity: 0.31 },
       ];
     };
-    const result = await qualityCheck(GOOD_BODY, 'Serving temperature for a Belgian tripel', { findSimilarQuestions });
+    const result = await qualityCheck(GOOD_BODY, 'Serving temperature for a Belgian tripel', {
+      findSimilarQuestions,
+    });
     expect(seen).toEqual(['Serving temperature for a Belgian tripel']);
     expect(result.issues).toEqual([
-      { code: 'possible_duplicate', message: 'A similar question already exists: #12 "How cold should a tripel be served?".' },
+      {
+        code: 'possible_duplicate',
+        message: 'A similar question already exists: #12 "How cold should a tripel be served?".',
+      },
     ]);
     expect(result.score).toBe(100 - QUALITY_RULES.possible_duplicate.weight);
   });
@@ -104,8 +133,11 @@ describe('quality_check', () => {
   });
 
   it('counts syllables well enough for Flesch', () => {
-    expect([countSyllables('beer'), countSyllables('brewing'), countSyllables('fermentation'), countSyllables('bottle')]).toEqual([
-      1, 2, 4, 2,
-    ]);
+    expect([
+      countSyllables('beer'),
+      countSyllables('brewing'),
+      countSyllables('fermentation'),
+      countSyllables('bottle'),
+    ]).toEqual([1, 2, 4, 2]);
   });
 });

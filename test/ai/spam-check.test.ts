@@ -8,7 +8,10 @@ const model = loadSpamModel();
 
 describe('spam_check with the committed model', () => {
   it('flags an obvious pill advert with a link', () => {
-    const verdict = spamCheck(model, 'BUY CHEAP VIAGRA click here http://cheap-pills.example.com/now BEST PRICES!!!');
+    const verdict = spamCheck(
+      model,
+      'BUY CHEAP VIAGRA click here http://cheap-pills.example.com/now BEST PRICES!!!',
+    );
     expect(verdict.is_spam).toBe(true);
     expect(verdict.confidence).toBeGreaterThan(0.9);
   });
@@ -43,7 +46,11 @@ describe('spam_check with the committed model', () => {
   });
 
   it('reports confidence as the probability of the predicted class', () => {
-    for (const text of ['FREE MONEY!!!! www.win-now.biz', 'How long should a lager be cold conditioned?', '']) {
+    for (const text of [
+      'FREE MONEY!!!! www.win-now.biz',
+      'How long should a lager be cold conditioned?',
+      '',
+    ]) {
       const analysis = analyzeSpam(model, text);
       const expected = analysis.is_spam ? analysis.probability : 1 - analysis.probability;
       expect(analysis.confidence).toBeCloseTo(expected, 3);

@@ -23,15 +23,25 @@ beforeAll(async () => {
 describe('tag index over the beer.stackexchange.com dump', () => {
   it('reads every question with its tags', () => {
     expect(questions).toHaveLength(244);
-    expect(questions[0]).toMatchObject({ id: 1, title: 'What is a citra hop, and how does it differ from other hops?', tags: ['hops'] });
+    expect(questions[0]).toMatchObject({
+      id: 1,
+      title: 'What is a citra hop, and how does it differ from other hops?',
+      tags: ['hops'],
+    });
     expect(parseTagList('<ale><ipa>')).toEqual(['ale', 'ipa']);
     expect(parseTagList('|ale|ipa|')).toEqual(['ale', 'ipa']);
   });
 
   it('suggests the right tags for new posts about hops and about history', () => {
-    const hops = suggestTags(index, 'Which hop varieties give a citrus aroma, and when should I add them to get it? Cascade or citra?');
+    const hops = suggestTags(
+      index,
+      'Which hop varieties give a citrus aroma, and when should I add them to get it? Cascade or citra?',
+    );
     expect(hops.map((t) => t.slug)).toContain('hops');
-    const history = suggestTags(index, 'When did monks start brewing beer in Belgian abbeys, and why did they stop?');
+    const history = suggestTags(
+      index,
+      'When did monks start brewing beer in Belgian abbeys, and why did they stop?',
+    );
     expect(history.slice(0, 3).map((t) => t.slug)).toContain('history');
   });
 
@@ -57,7 +67,9 @@ describe('tag index over the beer.stackexchange.com dump', () => {
   });
 
   it('honours the limit and returns nothing without an index or without words', async () => {
-    expect(suggestTags(index, 'How are stouts and porters different in taste and brewing?', 2)).toHaveLength(2);
+    expect(suggestTags(index, 'How are stouts and porters different in taste and brewing?', 2)).toHaveLength(
+      2,
+    );
     expect(suggestTags(null, 'stout')).toEqual([]);
     expect(suggestTags(await buildTagIndex([]), 'stout')).toEqual([]);
     expect(suggestTags(index, '!!! ???')).toEqual([]);
@@ -65,10 +77,23 @@ describe('tag index over the beer.stackexchange.com dump', () => {
 
   it('accepts explicit {name, slug} tags', async () => {
     const small = await buildTagIndex([
-      { id: 1, title: 'Best stout for winter', body: 'Looking for a rich imperial stout.', tags: [{ name: 'Stout', slug: 'stout' }] },
-      { id: 2, title: 'Lager fermentation temperature', body: 'How cold should a lager ferment?', tags: ['Lager Beer'] },
+      {
+        id: 1,
+        title: 'Best stout for winter',
+        body: 'Looking for a rich imperial stout.',
+        tags: [{ name: 'Stout', slug: 'stout' }],
+      },
+      {
+        id: 2,
+        title: 'Lager fermentation temperature',
+        body: 'How cold should a lager ferment?',
+        tags: ['Lager Beer'],
+      },
     ]);
-    expect(suggestTags(small, 'Which imperial stout is good in winter?')[0]).toMatchObject({ name: 'Stout', slug: 'stout' });
+    expect(suggestTags(small, 'Which imperial stout is good in winter?')[0]).toMatchObject({
+      name: 'Stout',
+      slug: 'stout',
+    });
     expect(small.tags.map((t) => t.slug)).toEqual(['stout', 'lager-beer']);
   });
 });

@@ -20,10 +20,13 @@ const alive = (pid: number) => {
 export default async function setup() {
   const template = `agora_tpl_${process.pid}`;
   await withAdmin(async (sql) => {
-    const stale = await sql<{ datname: string }[]>`SELECT datname FROM pg_database WHERE datname ~ '^agora_(tpl|t)_[0-9]+'`;
+    const stale = await sql<
+      { datname: string }[]
+    >`SELECT datname FROM pg_database WHERE datname ~ '^agora_(tpl|t)_[0-9]+'`;
     for (const { datname } of stale) {
       const pid = Number(/^agora_(?:tpl|t)_(\d+)/.exec(datname)![1]);
-      if (!alive(pid) || datname === template) await sql.unsafe(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
+      if (!alive(pid) || datname === template)
+        await sql.unsafe(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
     }
     await sql.unsafe(`CREATE DATABASE "${template}"`);
   });

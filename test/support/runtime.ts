@@ -33,7 +33,9 @@ export async function createTestRuntime(overrides: Record<string, string> = {}):
     ...overrides,
   };
   const config = loadConfig(env);
-  const runtime = await openRuntime(config, createLogger(config.logLevel, 'test'), REDIS_URL, { migrate: false });
+  const runtime = await openRuntime(config, createLogger(config.logLevel, 'test'), REDIS_URL, {
+    migrate: false,
+  });
 
   return {
     ...runtime,

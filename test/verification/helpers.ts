@@ -39,7 +39,10 @@ export function freshPrefix(base: string): string {
   return `${base}${counter}:`;
 }
 
-export function verifierOptions(overrides: Partial<VerifierOptions> & Pick<VerifierOptions, 'redis' | 'keyPrefix' | 'dnsServers' | 'smtpPort'>): VerifierOptions {
+export function verifierOptions(
+  overrides: Partial<VerifierOptions> &
+    Pick<VerifierOptions, 'redis' | 'keyPrefix' | 'dnsServers' | 'smtpPort'>,
+): VerifierOptions {
   return {
     dnsTimeoutMs: 500,
     dnsTries: 1,

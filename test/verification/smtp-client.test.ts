@@ -20,14 +20,22 @@ async function serve(onConnection: (socket: net.Socket) => void): Promise<number
 }
 
 const connect = (port: number, timeoutMs = 300) =>
-  SmtpSession.connect({ address: '127.0.0.1', port, servername: 'mx.test', heloName: 'probe.test', timeoutMs });
+  SmtpSession.connect({
+    address: '127.0.0.1',
+    port,
+    servername: 'mx.test',
+    heloName: 'probe.test',
+    timeoutMs,
+  });
 
 describe('SmtpSession', () => {
   it('reads a greeting split across TCP packets and multi-line EHLO extensions', async () => {
     const port = await serve((socket) => {
       socket.write('220-mx.test ESMTP\r\n');
       setTimeout(() => socket.write('220 ready\r\n'), 20);
-      socket.on('data', () => socket.write('250-mx.test\r\n250-SIZE 1000\r\n250-SMTPUTF8\r\n250 ENHANCEDSTATUSCODES\r\n'));
+      socket.on('data', () =>
+        socket.write('250-mx.test\r\n250-SIZE 1000\r\n250-SMTPUTF8\r\n250 ENHANCEDSTATUSCODES\r\n'),
+      );
     });
     const { session, greeting } = await connect(port);
     expect(greeting).toMatchObject({ code: 220, text: 'mx.test ESMTP ready' });

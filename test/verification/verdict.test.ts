@@ -4,9 +4,17 @@ import type { MailHostLookup } from '../../shared/verification/dns.js';
 import type { ProbeOutcome, ProbeOutcomeKind } from '../../shared/verification/smtp-probe.js';
 import { decide, SCORE_BANDS, type Evidence } from '../../shared/verification/verdict.js';
 
-const MX: MailHostLookup = { kind: 'mx', hosts: [{ host: 'mx.example.org', priority: 10, addresses: ['192.0.2.1'] }] };
+const MX: MailHostLookup = {
+  kind: 'mx',
+  hosts: [{ host: 'mx.example.org', priority: 10, addresses: ['192.0.2.1'] }],
+};
 const NO_FLAGS = { is_disposable: false, is_role_based: false, is_free_provider: false };
-const outcome = (kind: ProbeOutcomeKind): ProbeOutcome => ({ kind, reply: null, host: 'mx.example.org', detail: null });
+const outcome = (kind: ProbeOutcomeKind): ProbeOutcome => ({
+  kind,
+  reply: null,
+  host: 'mx.example.org',
+  detail: null,
+});
 const evidence = (over: Partial<Evidence> = {}): Evidence => ({
   syntaxValid: true,
   dns: MX,
@@ -22,7 +30,12 @@ describe('decide: status and reason', () => {
     ['NXDOMAIN', { dns: { kind: 'nxdomain' }, outcome: null }, 'invalid', 'nxdomain'],
     ['null MX', { dns: { kind: 'null_mx' }, outcome: null }, 'invalid', 'null_mx'],
     ['no MX, no A', { dns: { kind: 'no_mail_host' }, outcome: null }, 'invalid', 'no_mx'],
-    ['DNS failure', { dns: { kind: 'error', error: 'servfail', message: 'x' }, outcome: null }, 'unknown', 'dns_error'],
+    [
+      'DNS failure',
+      { dns: { kind: 'error', error: 'servfail', message: 'x' }, outcome: null },
+      'unknown',
+      'dns_error',
+    ],
     ['5.1.1', { outcome: outcome('mailbox_not_found') }, 'invalid', 'mailbox_not_found'],
     ['5.2.1', { outcome: outcome('mailbox_disabled') }, 'invalid', 'mailbox_disabled'],
     ['5.2.2', { outcome: outcome('mailbox_full') }, 'risky', 'mailbox_full'],
@@ -30,8 +43,18 @@ describe('decide: status and reason', () => {
     ['accepted, disposable', { flags: { ...NO_FLAGS, is_disposable: true } }, 'risky', 'disposable'],
     ['accepted, role', { flags: { ...NO_FLAGS, is_role_based: true } }, 'risky', 'role_based'],
     ['accepted, free provider', { flags: { ...NO_FLAGS, is_free_provider: true } }, 'valid', 'accepted'],
-    ['rejected, disposable (invalid beats risky)', { outcome: outcome('mailbox_not_found'), flags: { ...NO_FLAGS, is_disposable: true } }, 'invalid', 'mailbox_not_found'],
-    ['greylisted, disposable (risky needs an acceptance)', { outcome: outcome('greylisted'), flags: { ...NO_FLAGS, is_disposable: true } }, 'unknown', 'greylisted'],
+    [
+      'rejected, disposable (invalid beats risky)',
+      { outcome: outcome('mailbox_not_found'), flags: { ...NO_FLAGS, is_disposable: true } },
+      'invalid',
+      'mailbox_not_found',
+    ],
+    [
+      'greylisted, disposable (risky needs an acceptance)',
+      { outcome: outcome('greylisted'), flags: { ...NO_FLAGS, is_disposable: true } },
+      'unknown',
+      'greylisted',
+    ],
     ['policy block', { outcome: outcome('blocked') }, 'unknown', 'blocked'],
     ['timeout', { outcome: outcome('timeout') }, 'unknown', 'timeout'],
     ['all MX refusing', { outcome: outcome('connection_failed') }, 'unknown', 'connection_failed'],
@@ -42,8 +65,26 @@ describe('decide: status and reason', () => {
 });
 
 describe('decide: score', () => {
-  const kinds: ProbeOutcomeKind[] = ['accepted', 'mailbox_not_found', 'mailbox_disabled', 'mailbox_full', 'blocked', 'greylisted', 'temporary_failure', 'rejected', 'timeout', 'connection_failed', 'private_mx', 'smtputf8_unsupported'];
-  const flagSets = [NO_FLAGS, { ...NO_FLAGS, is_disposable: true }, { ...NO_FLAGS, is_role_based: true, is_free_provider: true }, { is_disposable: true, is_role_based: true, is_free_provider: false }];
+  const kinds: ProbeOutcomeKind[] = [
+    'accepted',
+    'mailbox_not_found',
+    'mailbox_disabled',
+    'mailbox_full',
+    'blocked',
+    'greylisted',
+    'temporary_failure',
+    'rejected',
+    'timeout',
+    'connection_failed',
+    'private_mx',
+    'smtputf8_unsupported',
+  ];
+  const flagSets = [
+    NO_FLAGS,
+    { ...NO_FLAGS, is_disposable: true },
+    { ...NO_FLAGS, is_role_based: true, is_free_provider: true },
+    { is_disposable: true, is_role_based: true, is_free_provider: false },
+  ];
 
   it('always lands inside the band of its status, bands never overlapping', () => {
     for (const kind of kinds)
@@ -64,7 +105,9 @@ describe('decide: score', () => {
     expect(score({ flags: { ...NO_FLAGS, is_role_based: true } })).toBe(74);
     expect(score({ catchAll: true })).toBe(69);
     expect(score({ flags: { ...NO_FLAGS, is_disposable: true } })).toBe(59);
-    expect(score({ outcome: outcome('greylisted') })).toBeGreaterThan(score({ outcome: outcome('connection_failed') }));
+    expect(score({ outcome: outcome('greylisted') })).toBeGreaterThan(
+      score({ outcome: outcome('connection_failed') }),
+    );
   });
 });
 

@@ -21,7 +21,8 @@ export interface ChatDeps {
 
 export async function chat(message: string, deps: ChatDeps): Promise<ChatResult> {
   const text = clampText(message).trim();
-  if (text === '') return { reply: 'Ask me something about the questions on this site.', sources: [], generatedBy: 'local' };
+  if (text === '')
+    return { reply: 'Ask me something about the questions on this site.', sources: [], generatedBy: 'local' };
 
   const ranked = rankPosts(text, await deps.retrieve(text));
   if (ranked.length === 0) return { reply: notFoundReply(text), sources: [], generatedBy: 'local' };
@@ -35,5 +36,9 @@ export async function chat(message: string, deps: ChatDeps): Promise<ChatResult>
     }
   }
   const quoted = ranked.slice(0, LOCAL_REPLY_POSTS);
-  return { reply: composeLocalReply(text, quoted), sources: toSources(quoted, deps.sourceUrl), generatedBy: 'local' };
+  return {
+    reply: composeLocalReply(text, quoted),
+    sources: toSources(quoted, deps.sourceUrl),
+    generatedBy: 'local',
+  };
 }

@@ -28,7 +28,10 @@ const SYSTEM_PROMPT = [
   'that are not in the excerpts. Be brief: a few sentences.',
 ].join(' ');
 
-export function buildProviderMessages(message: string, context: readonly RankedPost[]): OpenAI.Chat.ChatCompletionMessageParam[] {
+export function buildProviderMessages(
+  message: string,
+  context: readonly RankedPost[],
+): OpenAI.Chat.ChatCompletionMessageParam[] {
   const excerpts = context
     .map(({ post, sentences }, i) => {
       const kind = post.answerId === undefined ? 'question' : post.isAccepted ? 'accepted answer' : 'answer';

@@ -21,7 +21,11 @@ const MAX_SENTENCE_CHARS = 400;
 export function queryStems(message: string): Set<string> {
   const stems = contentStems(message);
   if (stems.length > 0) return new Set(stems);
-  return new Set(wordTokens(message).filter((t) => !t.stopWord).map((t) => t.stem));
+  return new Set(
+    wordTokens(message)
+      .filter((t) => !t.stopWord)
+      .map((t) => t.stem),
+  );
 }
 
 function overlap(text: string, query: ReadonlySet<string>): number {
@@ -52,7 +56,8 @@ export function rankPosts(message: string, posts: readonly RetrievedPost[]): Ran
     if (picked.length === 0) continue;
     // The title says what the whole thread is about; a matching sentence says this post covers it.
     const relevance = 0.5 * titleRelevance + 0.5 * best;
-    const quality = 1 + (post.isAccepted ? ACCEPTED_BONUS : 0) + VOTE_BONUS * Math.log1p(Math.max(0, post.votes));
+    const quality =
+      1 + (post.isAccepted ? ACCEPTED_BONUS : 0) + VOTE_BONUS * Math.log1p(Math.max(0, post.votes));
     const kind = post.answerId === undefined ? QUESTION_FACTOR : 1;
     const prior = 1 / (1 + POSITION_DECAY * position);
     // Squared so that covering the whole question beats half of it, whatever the votes say.

@@ -29,7 +29,9 @@ export async function evaluateTagSuggestions(
   const tagged = questions.filter((q) => q.tags.length > 0);
   const { train, test } = holdOut(tagged, options.seed, options.testShare);
   const index = await buildTagIndex(train);
-  const popular = [...index.tags].sort((a, b) => b.count - a.count || (a.slug < b.slug ? -1 : 1)).map((t) => t.slug);
+  const popular = [...index.tags]
+    .sort((a, b) => b.count - a.count || (a.slug < b.slug ? -1 : 1))
+    .map((t) => t.slug);
 
   const p3: number[] = [];
   const r5: number[] = [];

@@ -47,11 +47,19 @@ export interface QualityDeps {
 export function splitTitle(content: string, title?: string | null): { title: string | null; body: string } {
   const given = title?.trim();
   if (given) return { title: clampText(given, AI_MAX_TITLE_LENGTH), body: content };
-  const match = /^([^\n]{1,150})\n[ \t]*\n([\s\S]*\S[\s\S]*)$/.exec(content.replace(/\r\n?/g, '\n').trimStart());
-  return match ? { title: (match[1] as string).trim(), body: match[2] as string } : { title: null, body: content };
+  const match = /^([^\n]{1,150})\n[ \t]*\n([\s\S]*\S[\s\S]*)$/.exec(
+    content.replace(/\r\n?/g, '\n').trimStart(),
+  );
+  return match
+    ? { title: (match[1] as string).trim(), body: match[2] as string }
+    : { title: null, body: content };
 }
 
-export async function analyzeQuality(content: string, title: string | null | undefined, deps: QualityDeps): Promise<QualityAnalysis> {
+export async function analyzeQuality(
+  content: string,
+  title: string | null | undefined,
+  deps: QualityDeps,
+): Promise<QualityAnalysis> {
   const raw = clampText(content);
   const text = looksLikeHtml(raw) ? htmlToText(raw) : raw;
   const parts = splitTitle(text, title);
@@ -63,15 +71,27 @@ export async function analyzeQuality(content: string, title: string | null | und
   }
 
   const issues = localIssues({ title: parts.title, body: parts.body, code, readability: stats });
-  const similar = await lookupSimilar(parts.title ?? code.prose.trim().slice(0, QUALITY_THRESHOLDS.titleMaxChars), deps);
+  const similar = await lookupSimilar(
+    parts.title ?? code.prose.trim().slice(0, QUALITY_THRESHOLDS.titleMaxChars),
+    deps,
+  );
   const duplicate = similar.find((q) => q.similarity >= QUALITY_THRESHOLDS.duplicateSimilarity);
   if (duplicate) {
-    issues.push(issue('possible_duplicate', `A similar question already exists: #${duplicate.id} "${duplicate.title}".`));
+    issues.push(
+      issue(
+        'possible_duplicate',
+        `A similar question already exists: #${duplicate.id} "${duplicate.title}".`,
+      ),
+    );
   }
   return { score: scoreFromIssues(issues), issues, title: parts.title, readability: stats, similar };
 }
 
-export async function qualityCheck(content: string, title: string | null | undefined, deps: QualityDeps): Promise<QualityResult> {
+export async function qualityCheck(
+  content: string,
+  title: string | null | undefined,
+  deps: QualityDeps,
+): Promise<QualityResult> {
   const { score, issues } = await analyzeQuality(content, title, deps);
   return { score, issues };
 }

@@ -18,15 +18,27 @@ export const QUALITY_RULES = {
   short: { weight: 15, message: 'The post is short; say what you tried or what you already know.' },
   too_long: { weight: 10, message: 'The post is very long; trim it to what is needed to answer.' },
   hard_to_read: { weight: 15, message: 'The text is hard to read; use shorter sentences and simpler words.' },
-  fairly_hard_to_read: { weight: 5, message: 'The text is fairly hard to read; shorter sentences would help.' },
+  fairly_hard_to_read: {
+    weight: 5,
+    message: 'The text is fairly hard to read; shorter sentences would help.',
+  },
   long_sentences: { weight: 10, message: 'Sentences are long on average; split them up.' },
   wall_of_text: { weight: 5, message: 'A long post without paragraphs; break it into paragraphs.' },
   title_too_short: { weight: 10, message: 'The title is too short to tell what the question is about.' },
-  title_body_mismatch: { weight: 15, message: 'The title and the body share no keywords; make sure they ask the same thing.' },
+  title_body_mismatch: {
+    weight: 15,
+    message: 'The title and the body share no keywords; make sure they ask the same thing.',
+  },
   missing_question_mark: { weight: 10, message: 'No question mark: state the question you want answered.' },
-  unformatted_code: { weight: 15, message: 'Code appears outside a code block; wrap it in ``` fences or backticks.' },
+  unformatted_code: {
+    weight: 15,
+    message: 'Code appears outside a code block; wrap it in ``` fences or backticks.',
+  },
   all_caps: { weight: 25, message: 'Much of the text is in capital letters, which reads as shouting.' },
-  excessive_punctuation: { weight: 5, message: 'Repeated punctuation such as "!!!" or "???"; one mark is enough.' },
+  excessive_punctuation: {
+    weight: 5,
+    message: 'Repeated punctuation such as "!!!" or "???"; one mark is enough.',
+  },
   possible_duplicate: { weight: 25, message: 'A similar question already exists' },
 } as const satisfies Record<string, { weight: number; message: string }>;
 
@@ -76,7 +88,8 @@ export function localIssues(facts: QualityFacts): QualityIssue[] {
     else if (r.fleschReadingEase < t.fairlyHardFlesch) issues.push(issue('fairly_hard_to_read'));
     if (r.averageSentenceLength > t.longSentenceWords) issues.push(issue('long_sentences'));
   }
-  if (r.words > t.wallOfTextWords && !/\n\s*\n/.test(facts.code.prose.trim())) issues.push(issue('wall_of_text'));
+  if (r.words > t.wallOfTextWords && !/\n\s*\n/.test(facts.code.prose.trim()))
+    issues.push(issue('wall_of_text'));
 
   if (title !== null) {
     const titleWords = title.match(/[\p{L}\p{N}]+/gu)?.length ?? 0;
@@ -90,7 +103,8 @@ export function localIssues(facts: QualityFacts): QualityIssue[] {
   if (!`${title ?? ''}\n${body}`.includes('?')) issues.push(issue('missing_question_mark'));
   if (facts.code.unformattedCodeLines >= t.codeLines) issues.push(issue('unformatted_code'));
 
-  const shouting = capsRatio(facts.code.prose) >= t.capsRatio || (title !== null && capsRatio(title, 8) >= 0.7);
+  const shouting =
+    capsRatio(facts.code.prose) >= t.capsRatio || (title !== null && capsRatio(title, 8) >= 0.7);
   if (shouting) issues.push(issue('all_caps'));
   if (/([!?])\1{2,}/.test(`${title ?? ''}\n${body}`)) issues.push(issue('excessive_punctuation'));
 
@@ -98,6 +112,9 @@ export function localIssues(facts: QualityFacts): QualityIssue[] {
 }
 
 export function scoreFromIssues(issues: readonly QualityIssue[]): number {
-  const deduction = issues.reduce((sum, i) => sum + (QUALITY_RULES[i.code as QualityRuleCode]?.weight ?? 0), 0);
+  const deduction = issues.reduce(
+    (sum, i) => sum + (QUALITY_RULES[i.code as QualityRuleCode]?.weight ?? 0),
+    0,
+  );
   return Math.max(0, Math.min(100, Math.round(100 - deduction)));
 }

@@ -46,7 +46,9 @@ function partText(part: Part, depth: number): string {
     const children = splitMultipart(part.body, boundary).map(splitPart);
     if (contentType.startsWith('multipart/alternative')) {
       // Alternatives repeat the same words; counting both would double their weight.
-      const plain = children.find((c) => (c.headers.get('content-type') ?? 'text/plain').toLowerCase().startsWith('text/plain'));
+      const plain = children.find((c) =>
+        (c.headers.get('content-type') ?? 'text/plain').toLowerCase().startsWith('text/plain'),
+      );
       const chosen = plain ?? children[0];
       return chosen ? partText(chosen, depth + 1) : '';
     }
@@ -63,7 +65,10 @@ function splitMultipart(body: string, boundary: string): string[] {
   const delimiter = `--${boundary}`;
   const sections = body.split(delimiter);
   // The first section is the preamble, a section starting with "--" is the epilogue.
-  return sections.slice(1).filter((s) => !s.startsWith('--')).map((s) => s.replace(/^[ \t]*\n/, ''));
+  return sections
+    .slice(1)
+    .filter((s) => !s.startsWith('--'))
+    .map((s) => s.replace(/^[ \t]*\n/, ''));
 }
 
 function decodeTransfer(body: string, encoding: string): string {

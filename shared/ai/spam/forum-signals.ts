@@ -16,11 +16,13 @@ export interface ForumSignal {
   weight: number;
 }
 
-const LINK_RE = /\b(?:https?:\/\/|www\.)[^\s<>"']+|\b[a-z0-9-]{2,}\.(?:com|net|org|info|biz|ru|cn|xyz|top|io|co|shop|online|site)\b/gi;
+const LINK_RE =
+  /\b(?:https?:\/\/|www\.)[^\s<>"']+|\b[a-z0-9-]{2,}\.(?:com|net|org|info|biz|ru|cn|xyz|top|io|co|shop|online|site)\b/gi;
 const EMAIL_RE = /\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b/;
 // Nine or more digits with the usual separators: long enough to skip years, ABV and IBU figures.
 const PHONE_RE = /(?:\+|\b)\d(?:[\s().-]*\d){8,14}\b/;
-const MESSENGER_RE = /\b(?:whats\s?app|telegram|wechat|viber|skype|kik|snapchat|signal me|dm me|text me|call now|call us|contact us)\b/i;
+const MESSENGER_RE =
+  /\b(?:whats\s?app|telegram|wechat|viber|skype|kik|snapchat|signal me|dm me|text me|call now|call us|contact us)\b/i;
 const RUN_RE = /(.)\1{3,}/gu;
 const WORD_RE = /[\p{L}\p{N}]+/gu;
 
@@ -38,10 +40,12 @@ export function forumSignals(text: string): ForumSignal[] {
 
   // Runs such as "!!!!", "$$$$" or "sooooo"; whitespace, digits and markdown rules do not count.
   const runs = [...text.matchAll(RUN_RE)].filter((m) => !/[\s\d=\-_*#~`.]/u.test(m[1] ?? ' ')).length;
-  if (runs > 0) signals.push({ code: 'repeated_characters', value: runs, weight: Math.min(1.5, 0.75 * runs) });
+  if (runs > 0)
+    signals.push({ code: 'repeated_characters', value: runs, weight: Math.min(1.5, 0.75 * runs) });
 
   const contacts = [EMAIL_RE.test(text), PHONE_RE.test(text), MESSENGER_RE.test(text)].filter(Boolean).length;
-  if (contacts > 0) signals.push({ code: 'contact_info', value: contacts, weight: Math.min(4, 2 * contacts) });
+  if (contacts > 0)
+    signals.push({ code: 'contact_info', value: contacts, weight: Math.min(4, 2 * contacts) });
 
   const caps = capsRatio(text);
   if (caps >= 0.3) signals.push({ code: 'all_caps', value: round(caps), weight: caps >= 0.5 ? 1.5 : 0.5 });

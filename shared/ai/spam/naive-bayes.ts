@@ -95,7 +95,8 @@ export class NaiveBayesModel {
       // Only the difference matters for two classes, so one number per token is stored.
       this.logRatio.set(token, spamLog - hamLog);
     });
-    this.priorLogit = Math.log(file.docs.spam / (file.docs.spam + file.docs.ham)) -
+    this.priorLogit =
+      Math.log(file.docs.spam / (file.docs.spam + file.docs.ham)) -
       Math.log(file.docs.ham / (file.docs.spam + file.docs.ham));
   }
 

@@ -56,7 +56,9 @@ export function trainSpamModel(options: TrainOptions = DEFAULT_TRAIN_OPTIONS): T
   const draft = trainer.toFile({ minCount: options.minCount, alpha: options.alpha });
   const model = new NaiveBayesModel(draft);
 
-  const classifier = binaryMetrics(test.map((m) => [model.score(spamTokens(m.text)).logit > 0, m.spam] as const));
+  const classifier = binaryMetrics(
+    test.map((m) => [model.score(spamTokens(m.text)).logit > 0, m.spam] as const),
+  );
   const spamCheck = binaryMetrics(test.map((m) => [analyzeSpam(model, m.text).is_spam, m.spam] as const));
   const counts = {
     train: train.length,
@@ -79,7 +81,12 @@ export function trainSpamModel(options: TrainOptions = DEFAULT_TRAIN_OPTIONS): T
 }
 
 function summary(m: BinaryMetrics): Record<string, number> {
-  return { accuracy: round(m.accuracy), precision: round(m.precision), recall: round(m.recall), f1: round(m.f1) };
+  return {
+    accuracy: round(m.accuracy),
+    precision: round(m.precision),
+    recall: round(m.recall),
+    f1: round(m.f1),
+  };
 }
 
 function round(value: number): number {

@@ -33,5 +33,11 @@ export function extractKeywords(text: string, limit = 15): Keyword[] {
  * a tag name out of context is too short for the tagger to be trusted.
  */
 export function tagNameStems(name: string): string[] {
-  return [...new Set(wordTokens(name.replace(/[-_]+/g, ' ')).filter((t) => !t.stopWord).map((t) => t.stem))];
+  return [
+    ...new Set(
+      wordTokens(name.replace(/[-_]+/g, ' '))
+        .filter((t) => !t.stopWord)
+        .map((t) => t.stem),
+    ),
+  ];
 }

@@ -41,7 +41,11 @@ function tagStems(index: TagIndex): string[][] {
   return stems;
 }
 
-export function suggestTags(index: TagIndex | null | undefined, content: string, limit = AI_DEFAULT_TAG_LIMIT): SuggestedTag[] {
+export function suggestTags(
+  index: TagIndex | null | undefined,
+  content: string,
+  limit = AI_DEFAULT_TAG_LIMIT,
+): SuggestedTag[] {
   if (!index || index.size === 0) return [];
   const text = clampText(looksLikeHtml(content) ? htmlToText(content) : content);
   const max = Math.max(1, Math.min(AI_MAX_TAG_LIMIT, Math.floor(limit)));
@@ -62,7 +66,9 @@ export function suggestTags(index: TagIndex | null | undefined, content: string,
   const keywordStems = new Set(extractKeywords(text, 50).map((k) => k.stem));
   tagStems(index).forEach((stems, tag) => {
     if (stems.length === 0) return;
-    const matched = stems.filter((s) => keywordStems.has(s)).reduce((sum, s) => sum + index.specificity(s), 0);
+    const matched = stems
+      .filter((s) => keywordStems.has(s))
+      .reduce((sum, s) => sum + index.specificity(s), 0);
     if (matched > 0) add(tag, (KEYWORD_WEIGHT * matched) / stems.length);
   });
 

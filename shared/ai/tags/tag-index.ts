@@ -103,7 +103,9 @@ function bm25Idf(n: number, df: number): number {
   return Math.log(1 + (n - df + 0.5) / (df + 0.5));
 }
 
-export async function buildTagIndex(records: Iterable<TagRecord> | AsyncIterable<TagRecord>): Promise<TagIndex> {
+export async function buildTagIndex(
+  records: Iterable<TagRecord> | AsyncIterable<TagRecord>,
+): Promise<TagIndex> {
   const tags: Array<TagRef & { count: number }> = [];
   const tagSlot = new Map<string, number>();
   const docs: TagIndexFile['docs'] = [];
@@ -128,7 +130,8 @@ export async function buildTagIndex(records: Iterable<TagRecord> | AsyncIterable
 
     const { title, body } = recordText(record);
     const frequencies = new Map<string, number>();
-    for (const stem of contentStems(title)) frequencies.set(stem, (frequencies.get(stem) ?? 0) + TITLE_WEIGHT);
+    for (const stem of contentStems(title))
+      frequencies.set(stem, (frequencies.get(stem) ?? 0) + TITLE_WEIGHT);
     for (const stem of contentStems(body)) frequencies.set(stem, (frequencies.get(stem) ?? 0) + 1);
     let length = 0;
     const docIndex = docs.length;

@@ -30,8 +30,9 @@ export function toTagRef(tag: string | TagRef): TagRef {
 }
 
 export function recordText(record: Pick<TagRecord, 'title' | 'body'>): { title: string; body: string } {
-  const body = looksLikeHtml(record.body) || /<\/?(code|pre|em|strong)>/i.test(record.body)
-    ? htmlToText(record.body)
-    : record.body;
+  const body =
+    looksLikeHtml(record.body) || /<\/?(code|pre|em|strong)>/i.test(record.body)
+      ? htmlToText(record.body)
+      : record.body;
   return { title: record.title, body };
 }

@@ -30,7 +30,8 @@ const NAMED_ENTITIES: Record<string, string> = {
 export function decodeEntities(text: string): string {
   return text.replace(/&(#x[0-9a-f]+|#[0-9]+|[a-z]+);/gi, (whole, body: string) => {
     if (body[0] === '#') {
-      const code = body[1] === 'x' || body[1] === 'X' ? parseInt(body.slice(2), 16) : parseInt(body.slice(1), 10);
+      const code =
+        body[1] === 'x' || body[1] === 'X' ? parseInt(body.slice(2), 16) : parseInt(body.slice(1), 10);
       // Invalid or out-of-range code points are dropped rather than throwing on hostile input.
       return Number.isFinite(code) && code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : ' ';
     }
@@ -47,15 +48,11 @@ export interface HtmlToTextOptions {
 }
 
 export function htmlToText(html: string, options: HtmlToTextOptions = {}): string {
-  let text = html
-    .replace(/<!--[\s\S]*?-->/g, ' ')
-    .replace(/<(script|style|head)\b[\s\S]*?<\/\1\s*>/gi, ' ');
+  let text = html.replace(/<!--[\s\S]*?-->/g, ' ').replace(/<(script|style|head)\b[\s\S]*?<\/\1\s*>/gi, ' ');
   if (options.keepLinkTargets) {
     text = text.replace(/<a\b[^>]*?href\s*=\s*["']?([^"'\s>]+)["']?[^>]*>/gi, ' $1 ');
   }
-  text = text
-    .replace(BLOCK_TAG, '\n')
-    .replace(/<[^>]*>/g, ' ');
+  text = text.replace(BLOCK_TAG, '\n').replace(/<[^>]*>/g, ' ');
   return normalizeWhitespace(decodeEntities(text));
 }
 

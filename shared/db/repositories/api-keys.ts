@@ -47,12 +47,20 @@ export function apiKeysRepository(db: Db) {
     },
 
     async findByPrefix(prefix: string): Promise<ApiKeyRecord | undefined> {
-      const [row] = await db.select(columns).from(apiKeys).innerJoin(users, eq(users.id, apiKeys.userId)).where(eq(apiKeys.prefix, prefix));
+      const [row] = await db
+        .select(columns)
+        .from(apiKeys)
+        .innerJoin(users, eq(users.id, apiKeys.userId))
+        .where(eq(apiKeys.prefix, prefix));
       return row as ApiKeyRecord | undefined;
     },
 
     async list(): Promise<ApiKeyRecord[]> {
-      const rows = await db.select(columns).from(apiKeys).innerJoin(users, eq(users.id, apiKeys.userId)).orderBy(desc(apiKeys.id));
+      const rows = await db
+        .select(columns)
+        .from(apiKeys)
+        .innerJoin(users, eq(users.id, apiKeys.userId))
+        .orderBy(desc(apiKeys.id));
       return rows as ApiKeyRecord[];
     },
 
@@ -76,7 +84,10 @@ export function apiKeysRepository(db: Db) {
     },
 
     async touch(id: number): Promise<void> {
-      await db.update(apiKeys).set({ lastUsedAt: sql`now()` }).where(eq(apiKeys.id, id));
+      await db
+        .update(apiKeys)
+        .set({ lastUsedAt: sql`now()` })
+        .where(eq(apiKeys.id, id));
     },
   };
 }

@@ -7,13 +7,21 @@ export function usersRepository(db: Db) {
     async create(user: { username: string; displayName?: string; bio?: string; avatar?: string }) {
       const [row] = await db
         .insert(users)
-        .values({ username: user.username, displayName: user.displayName ?? user.username, bio: user.bio, avatar: user.avatar })
+        .values({
+          username: user.username,
+          displayName: user.displayName ?? user.username,
+          bio: user.bio,
+          avatar: user.avatar,
+        })
         .returning({ id: users.id, username: users.username });
       return row!;
     },
 
     async findByUsername(username: string) {
-      const [row] = await db.select({ id: users.id, username: users.username }).from(users).where(eq(users.username, username));
+      const [row] = await db
+        .select({ id: users.id, username: users.username })
+        .from(users)
+        .where(eq(users.username, username));
       return row;
     },
   };

@@ -1,4 +1,14 @@
-import { boolean, index, integer, pgTable, serial, text, timestamp, uniqueIndex, bigserial } from 'drizzle-orm/pg-core';
+import {
+  boolean,
+  index,
+  integer,
+  pgTable,
+  serial,
+  text,
+  timestamp,
+  uniqueIndex,
+  bigserial,
+} from 'drizzle-orm/pg-core';
 import { questions, users } from './qa.js';
 
 export const polls = pgTable('polls', {
@@ -42,5 +52,8 @@ export const pollVotes = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     updatedAt: timestamp('updated_at', { withTimezone: true }).notNull().defaultNow(),
   },
-  (t) => [uniqueIndex('poll_votes_voter_key').on(t.pollId, t.voter), index('poll_votes_option_idx').on(t.optionId)],
+  (t) => [
+    uniqueIndex('poll_votes_voter_key').on(t.pollId, t.voter),
+    index('poll_votes_option_idx').on(t.optionId),
+  ],
 );

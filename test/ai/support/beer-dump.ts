@@ -50,7 +50,11 @@ export async function readBeerPosts(): Promise<BeerPost[]> {
  * Posts sharing at least `minShared` content stems with the query, ranked by the summed IDF of the
  * shared stems — the same idea as PostgreSQL's ts_rank, crude but honest.
  */
-export function overlapRetrieve(posts: readonly BeerPost[], limit = 8, minShared = 2): (query: string) => Promise<RetrievedPost[]> {
+export function overlapRetrieve(
+  posts: readonly BeerPost[],
+  limit = 8,
+  minShared = 2,
+): (query: string) => Promise<RetrievedPost[]> {
   const questions = new Map(posts.filter((p) => p.type === 'question').map((p) => [p.id, p]));
   const indexed = posts.map((p) => {
     const question = p.type === 'question' ? p : questions.get(p.parentId ?? -1);
@@ -66,7 +70,9 @@ export function overlapRetrieve(posts: readonly BeerPost[], limit = 8, minShared
         const shared = [...wanted].filter((s) => entry.stems.has(s));
         return { entry, shared: shared.length, rank: shared.reduce((sum, s) => sum + idf(s), 0) };
       })
-      .filter(({ entry, shared }) => shared >= Math.min(minShared, wanted.size) && shared > 0 && entry.question)
+      .filter(
+        ({ entry, shared }) => shared >= Math.min(minShared, wanted.size) && shared > 0 && entry.question,
+      )
       .sort((a, b) => b.rank - a.rank || b.entry.post.score - a.entry.post.score)
       .slice(0, limit)
       .map(({ entry: { post, question } }) => ({

@@ -24,20 +24,33 @@ export interface FakeOpenAiServer {
 }
 
 export async function startFakeOpenAiServer(): Promise<FakeOpenAiServer> {
-  const state = { mode: 'ok' as FakeMode, reply: 'Citra hops give citrus and tropical fruit flavours [1].', requests: [] as RecordedRequest[] };
+  const state = {
+    mode: 'ok' as FakeMode,
+    reply: 'Citra hops give citrus and tropical fruit flavours [1].',
+    requests: [] as RecordedRequest[],
+  };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
-      state.requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: text ? JSON.parse(text) : {} });
+      state.requests.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: text ? JSON.parse(text) : {},
+      });
       if (req.method !== 'POST' || req.url !== '/v1/chat/completions') {
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'not found' } }));
+        res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: 'not found' } }));
         return;
       }
       if (state.mode === 'hang') return; // never answers: the client's timeout must fire
       if (state.mode === 'error') {
-        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { message: 'upstream exploded' } }));
+        res
+          .writeHead(500, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: { message: 'upstream exploded' } }));
         return;
       }
       const content = state.mode === 'empty' ? '' : state.reply;
