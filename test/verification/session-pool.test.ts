@@ -308,13 +308,15 @@ describe('session pool', () => {
 
   it("gives a parked session up when another process waits for the host's only slot", async () => {
     // Two verifiers stand for two worker processes: one Redis prefix, so one semaphore with a single slot.
-    const shared = options(pooled.port, { mxConcurrency: 1 });
+    // A probe deadline of 20 s, a third of the linger: room for a loaded machine, and still no way in but the
+    // announcement (without it the slot stays held for the whole minute).
+    const shared = options(pooled.port, { mxConcurrency: 1, probeTimeoutMs: 20_000 });
     const first = verifierFrom(shared);
     const second = verifierFrom(shared);
     const before = pooled.connections.length;
     expect((await first.verify('alice@pool.test')).status).toBe('valid');
     // As if the first process's hold on the host had lapsed: the second probes the host itself (forwarding to the
-    // holder is covered below). The first's session is parked for a minute, holding the slot; the probe deadline is 5 s.
+    // holder is covered below). The first's session is parked for a minute, holding the slot.
     // Only the wanted-host announcement lets the second one in before its deadline.
     await store.redis.del(`${shared.keyPrefix}mx-owner:mx.pool.test`);
     const bob = await second.verify('bob@pool.test');
