@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
+import { ValidationError } from '../../errors.js';
 import type { Db } from '../client.js';
 import { iso, markdownOf, MAX_INT4, rows } from './pagination.js';
 import {
@@ -9,16 +10,39 @@ import {
   type SeekOrder,
   type SeekParams,
 } from './seek.js';
+import {
+  boundedCount,
+  boundedPagination,
+  directed,
+  isWindowed,
+  windowConditions,
+  windowName,
+  type WindowParams,
+} from './windows.js';
 
 export const QUESTION_SORTS = ['newest', 'votes', 'views', 'unanswered'] as const;
 export type QuestionSort = (typeof QUESTION_SORTS)[number];
 
-export interface QuestionListParams extends SeekParams {
+export interface QuestionListParams extends SeekParams, WindowParams {
   sort: QuestionSort;
-  /** A tag slug. */
+  /** Tag slugs separated by `;`: questions that have all of them. */
   tag?: string;
   /** A category id. */
   category?: number;
+  /** The author's user id (GET /users/{id}/questions). */
+  author?: number;
+}
+
+/** At most this many tags in one `tag` filter (as Stack Exchange's `tagged`). */
+export const MAX_TAGS = 5;
+
+/** The slugs of a `tag` filter; a 400 for an empty slug or more than MAX_TAGS. */
+export function tagSlugs(tag: string): string[] {
+  const slugs = tag.split(';');
+  if (slugs.length > MAX_TAGS || slugs.some((s) => s.length === 0 || s.length > 100)) {
+    throw new ValidationError(`tag must be 1 to ${MAX_TAGS} tag slugs separated by ";", none empty`);
+  }
+  return slugs;
 }
 
 export interface QuestionView {
@@ -99,9 +123,26 @@ export function questionsRepository(db: Db) {
     return found.map(toView);
   }
 
-  /** Where the list's ids come from, its filters and its exact total; undefined when a filter names nothing. */
+  /** The tags named by slug with their totals; undefined when one of them does not exist (the list is then empty). */
+  async function tagsOf(slugs: string[]) {
+    const found = await rows<{ id: number; total: number; unanswered: number }>(
+      db,
+      sql`SELECT id, questions_count AS total, ${counter(sql`'tag:' || id || ':unanswered'`)} AS unanswered
+          FROM tags WHERE slug IN (${sql.join(
+            slugs.map((slug) => sql`${slug}`),
+            sql`, `,
+          )})`,
+    );
+    return found.length === new Set(slugs).size ? found : undefined;
+  }
+
+  /**
+   * Where the list's ids come from, its filters and its total; undefined when a filter names nothing. The total is a
+   * maintained counter where the list has one, else a count bounded by COUNT_BOUND (windows.ts).
+   */
   async function source(params: QuestionListParams): Promise<Omit<SeekList, 'list' | 'columns'> | undefined> {
     const unanswered = params.sort === 'unanswered';
+    const windowed = isWindowed(params);
     let category: { total: number; unanswered: number } | undefined;
     if (params.category !== undefined) {
       if (params.category > MAX_INT4) return undefined;
@@ -113,37 +154,66 @@ export function questionsRepository(db: Db) {
       if (!category) return undefined;
     }
 
-    if (params.tag !== undefined) {
-      const [tag] = await rows<{ id: number; total: number; unanswered: number }>(
-        db,
-        sql`SELECT id, questions_count AS total, ${counter(sql`'tag:' || id || ':unanswered'`)} AS unanswered
-            FROM tags WHERE slug = ${params.tag}`,
-      );
-      if (!tag) return undefined;
-      // A tag's questions come from its question_tags index in the sort's order; a category as well is a filter on
-      // that walk, and its total a count bounded by the tag's size (no counter per tag and category pair).
-      const conditions = [sql`qt.tag_id = ${tag.id}`];
+    if (params.author === undefined && params.tag !== undefined) {
+      const tags = await tagsOf(tagSlugs(params.tag));
+      if (!tags) return undefined;
+      // The rarest tag's question_tags index gives the questions in the sort's order; the other tags and a category
+      // are tests on that walk (the primary keys answer them), so a page costs at most the rarest tag's size.
+      const [walk, ...others] = [...tags].sort((a, b) => a.total - b.total || a.id - b.id);
+      const ordered = directed(order(params.sort, 'qt'), params.order);
+      const conditions = [sql`qt.tag_id = ${walk!.id}`];
+      for (const other of others) {
+        conditions.push(
+          sql`EXISTS (SELECT 1 FROM question_tags o WHERE o.tag_id = ${other.id} AND o.question_id = qt.question_id)`,
+        );
+      }
       if (unanswered) conditions.push(sql`qt.answers_count = 0`);
+      conditions.push(...windowConditions(params, sql`qt.created_at`, ordered.keys[0]!));
       const from =
         params.category !== undefined
           ? sql`question_tags qt JOIN questions q ON q.id = qt.question_id`
           : sql`question_tags qt`;
       if (params.category !== undefined) conditions.push(sql`q.category_id = ${params.category}`);
       const where = sql.join(conditions, sql` AND `);
-      let total = unanswered ? tag.unanswered : tag.total;
-      if (params.category !== undefined) {
-        const [row] = await rows<{ n: number }>(
-          db,
-          sql`SELECT count(*)::int AS n FROM ${from} WHERE ${where}`,
-        );
-        total = row?.n ?? 0;
+      if (params.category === undefined && others.length === 0 && !windowed) {
+        return { from, where, order: ordered, total: unanswered ? walk!.unanswered : walk!.total };
       }
-      return { from, where, order: order(params.sort, 'qt'), total };
+      return { from, where, order: ordered, total: await boundedCount(db, from, where), bounded: true };
     }
 
+    const ordered = directed(order(params.sort, 'q'), params.order);
     const conditions = [sql`true`];
     if (unanswered) conditions.push(sql`q.answers_count = 0`);
     if (params.category !== undefined) conditions.push(sql`q.category_id = ${params.category}`);
+    if (params.author !== undefined) conditions.push(sql`q.author_id = ${params.author}`);
+    if (params.author !== undefined && params.tag !== undefined) {
+      const tags = await tagsOf(tagSlugs(params.tag));
+      if (!tags) return undefined;
+      for (const tag of tags) {
+        conditions.push(
+          sql`EXISTS (SELECT 1 FROM question_tags o WHERE o.tag_id = ${tag.id} AND o.question_id = q.id)`,
+        );
+      }
+    }
+    conditions.push(...windowConditions(params, sql`q.created_at`, ordered.keys[0]!));
+    const from = sql`questions q`;
+    const where = sql.join(conditions, sql` AND `);
+    if (windowed || params.author !== undefined) {
+      const own =
+        params.author !== undefined &&
+        !windowed &&
+        !unanswered &&
+        params.category === undefined &&
+        !params.tag;
+      if (own) {
+        const [user] = await rows<{ n: number }>(
+          db,
+          sql`SELECT questions_count AS n FROM users WHERE id = ${params.author}`,
+        );
+        return { from, where, order: ordered, total: user?.n ?? 0 };
+      }
+      return { from, where, order: ordered, total: await boundedCount(db, from, where), bounded: true };
+    }
     let total: number;
     if (category) total = unanswered ? category.unanswered : category.total;
     else {
@@ -153,12 +223,7 @@ export function questionsRepository(db: Db) {
       );
       total = row?.n ?? 0;
     }
-    return {
-      from: sql`questions q`,
-      where: sql.join(conditions, sql` AND `),
-      order: order(params.sort, 'q'),
-      total,
-    };
+    return { from, where, order: ordered, total };
   }
 
   return {
@@ -171,15 +236,32 @@ export function questionsRepository(db: Db) {
     ): Promise<{ questions: QuestionView[]; pagination: PaginationWithCursor }> {
       const found = await source(params);
       if (!found) return { questions: [], pagination: emptyPagination(params) };
-      const list = JSON.stringify(['questions', params.sort, params.tag ?? null, params.category ?? null]);
+      // The lists of before windows keep their names, so cursors they issued stay valid.
+      const extra =
+        params.author !== undefined || isWindowed(params) || params.order
+          ? [params.author ?? null, ...windowName(params)]
+          : [];
+      const list = JSON.stringify([
+        'questions',
+        params.sort,
+        params.tag ?? null,
+        params.category ?? null,
+        ...extra,
+      ]);
       const id = found.order.keys.at(-1)!.expr;
       const { items, pagination } = await seekPage<{ id: number }>(
         db,
         { list, columns: sql`${id} AS id`, ...found },
         params,
       );
-      return { questions: await hydrate(items.map((r) => r.id)), pagination };
+      return {
+        questions: await hydrate(items.map((r) => r.id)),
+        pagination: boundedPagination(pagination, found),
+      };
     },
+
+    /** The questions of the given ids, in that order; unknown ids are left out. */
+    findMany: (ids: number[]) => hydrate(ids.filter((id) => id >= 1 && id <= MAX_INT4)),
 
     /**
      * A question by id or slug. A key made of digits is an id first; a question whose slug is all digits (a title

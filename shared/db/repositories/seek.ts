@@ -24,6 +24,11 @@ export interface SeekOrder {
   /** The sort keys, the unique id last, each an expression of the list's FROM and the type it is compared as. */
   keys: { expr: SQL; type: KeyType }[];
   direction: 'asc' | 'desc';
+  /**
+   * The opposite order (`order=asc` on a descending list), read by walking the same index backwards: ASC NULLS FIRST
+   * of a DESC NULLS LAST index, which a plain ASC (NULLS LAST) would not match.
+   */
+  reversed?: boolean;
 }
 
 export interface SeekParams {
@@ -41,8 +46,13 @@ export interface SeekList {
   from: SQL;
   where: SQL;
   order: SeekOrder;
-  /** The exact number of rows of the list. */
+  /** The exact number of rows of the list, or a lower bound of it when `bounded`. */
   total: number;
+  /**
+   * The total was counted up to a bound (a filtered list without a counter of its own): pages are then always read
+   * from the top, and whether a next page exists is seen by reading one row more, not from the total.
+   */
+  bounded?: boolean;
 }
 
 /** `next_cursor`: pass it as `cursor` for the page after this one; null on the last page. */
@@ -52,7 +62,8 @@ const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const MAX_INT4 = 2_147_483_647;
 
 // ASC sorts NULLS LAST and DESC NULLS LAST, as the indexes are built; the reverse walks the same index backwards.
-function orderBy(order: SeekOrder, reverse: boolean): SQL {
+function orderBy(order: SeekOrder, reverseWalk: boolean): SQL {
+  const reverse = reverseWalk !== (order.reversed ?? false);
   const descending = (order.direction === 'desc') !== reverse;
   const direction = descending ? sql.raw('DESC') : sql.raw('ASC');
   const nulls = reverse ? sql.raw('NULLS FIRST') : sql.raw('NULLS LAST');
@@ -93,7 +104,8 @@ function after(order: SeekOrder, key: (string | number)[]): SQL {
     order.keys.map((k, i) => keyValue(k.type, key[i]!)),
     sql`, `,
   );
-  return order.direction === 'desc' ? sql`(${columns}) < (${values})` : sql`(${columns}) > (${values})`;
+  const descending = (order.direction === 'desc') !== (order.reversed ?? false);
+  return descending ? sql`(${columns}) < (${values})` : sql`(${columns}) > (${values})`;
 }
 
 type KeyedRow = Record<string, unknown>;
@@ -166,6 +178,22 @@ export async function seekPage<T>(
   const offset = (params.page - 1) * params.limit;
   if (offset >= list.total)
     return { items: [], pagination: pagination(params.page, params.limit, list.total, null) };
+  // A bounded total caps the offset too: pages past the counted rows are reached by cursor only.
+  if (list.bounded) {
+    const found = (await select(list.where, false, params.limit + 1, offset)).map((r) =>
+      splitKeys<T>(order, r),
+    );
+    const shown = found.slice(0, params.limit);
+    const last = shown.at(-1);
+    const next =
+      found.length > params.limit && last
+        ? encodeCursor({ list: list.list, key: last.key, page: params.page + 1 })
+        : null;
+    return {
+      items: shown.map((r) => r.row),
+      pagination: pagination(params.page, params.limit, list.total, next),
+    };
+  }
   const end = Math.min(offset + params.limit, list.total);
   // Nearer the end: walk the index backwards over the rows after the page, then put the page back in order.
   const fromEnd = list.total - end < offset;

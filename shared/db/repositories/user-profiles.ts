@@ -2,6 +2,15 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { isInt4Id } from '../int4.js';
 import { iso, rows } from './pagination.js';
+import {
+  boundedCount,
+  boundedPagination,
+  directed,
+  isWindowed,
+  windowConditions,
+  windowName,
+  type WindowParams,
+} from './windows.js';
 import { seekPage, type PaginationWithCursor, type SeekOrder, type SeekParams } from './seek.js';
 
 export const USER_SORTS = ['reputation', 'newest', 'name'] as const;
@@ -65,25 +74,52 @@ export function userProfilesRepository(db: Db) {
   return {
     /** One page by page number or cursor; the total is the maintained 'users' counter (migration 0009). */
     async list(
-      params: SeekParams & { sort: UserSort },
+      params: SeekParams & WindowParams & { sort: UserSort },
     ): Promise<{ users: UserProfile[]; pagination: PaginationWithCursor }> {
-      const [count] = await rows<{ n: number }>(
-        db,
-        sql`SELECT coalesce((SELECT n FROM list_counts WHERE scope = 'users'), 0)::int AS n`,
+      const order = directed(ORDER[params.sort], params.order);
+      const windowed = isWindowed(params);
+      const where = sql.join(
+        [sql`true`, ...windowConditions(params, sql`created_at`, order.keys[0]!)],
+        sql` AND `,
       );
+      const [count] = windowed
+        ? [{ n: await boundedCount(db, sql`users`, where) }]
+        : await rows<{ n: number }>(
+            db,
+            sql`SELECT coalesce((SELECT n FROM list_counts WHERE scope = 'users'), 0)::int AS n`,
+          );
+      // The first list of each sort keeps its name, so cursors issued before windows existed stay valid.
+      const name =
+        windowed || params.order ? ['users', params.sort, ...windowName(params)] : ['users', params.sort];
       const { items, pagination } = await seekPage<ProfileRow>(
         db,
         {
-          list: JSON.stringify(['users', params.sort]),
+          list: JSON.stringify(name),
           columns: COLUMNS,
           from: sql`users`,
-          where: sql`true`,
-          order: ORDER[params.sort],
+          where,
+          order,
           total: count?.n ?? 0,
+          bounded: windowed,
         },
         params,
       );
-      return { users: items.map(toProfile), pagination };
+      return {
+        users: items.map(toProfile),
+        pagination: boundedPagination(pagination, { bounded: windowed }),
+      };
+    },
+
+    /** The profiles of the given ids, in that order; unknown ids are left out. */
+    async findMany(ids: number[]): Promise<UserProfile[]> {
+      const known = ids.filter(isInt4Id);
+      if (known.length === 0) return [];
+      const found = await rows<ProfileRow>(
+        db,
+        sql`SELECT ${COLUMNS} FROM unnest(${`{${known.join(',')}}`}::int[]) WITH ORDINALITY AS page(pid, n)
+            JOIN users ON users.id = page.pid ORDER BY page.n`,
+      );
+      return found.map(toProfile);
     },
 
     async find(id: number): Promise<UserProfile | undefined> {

@@ -178,6 +178,8 @@ export const answers = pgTable(
     contentMarkdown: text('content_markdown'),
     votes: integer('votes').notNull().default(0),
     isAccepted: boolean('is_accepted').notNull().default(false),
+    // Set by a trigger when is_accepted turns true (migration 0011).
+    acceptedAt: timestamp('accepted_at', { withTimezone: true }),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
