@@ -19,7 +19,7 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as 
  * that matched nothing. Match-everything routes (CORS preflight's `*`) are left out: they would allow everything.
  */
 export function methodNotAllowed(app: FastifyInstance): void {
-  const router = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 500 });
+  const router = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 1100 });
   app.addHook('onRoute', (route) => {
     if (route.url === '*' || route.url === '/*') return;
     for (const method of ([] as string[]).concat(route.method)) {

@@ -37,7 +37,8 @@ export function createHttpApp(config: Pick<Config, 'bodyLimitBytes' | 'trustProx
       const message = code === 414 ? 'URI Too Long' : 'Malformed URL';
       void reply.code(code).send(errorBody(code, message));
     },
-    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 500 },
+    // 1,100 characters hold a vector of 100 int4 ids separated by ";" (/api/questions/{ids}).
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1100 },
     // Slow or stuck clients must not pin a socket forever.
     requestTimeout: 120_000,
     connectionTimeout: 130_000,

@@ -24,6 +24,10 @@ import { pollVoteRoute } from './internal/polls.js';
 import { newsletterRoutes } from './internal/newsletter.js';
 import { pollsRoutes } from './routes/polls.js';
 import { writeRoutes } from './routes/writes/index.js';
+import { answersRoutes } from './routes/answers.js';
+import { commentsRoutes } from './routes/comments.js';
+import { infoRoutes } from './routes/info.js';
+import { userActivityRoutes } from './routes/user-activity.js';
 
 /** The Q&A service: public reads, writes with keys, internal endpoints. Builds the app; never listens. */
 export async function buildQaApp(deps: QaDeps) {
@@ -70,6 +74,10 @@ export async function buildQaApp(deps: QaDeps) {
       await api.register(usersRoutes, { deps });
       await api.register(tagsRoutes, { deps });
       await api.register(searchRoutes, { deps });
+      await api.register(answersRoutes, { deps });
+      await api.register(commentsRoutes, { deps });
+      await api.register(userActivityRoutes, { deps });
+      await api.register(infoRoutes, { deps });
       await api.register(pollVoteRoute, { deps });
       await api.register(newsletterRoutes, { deps });
       await api.register(aiRoutes, { deps });

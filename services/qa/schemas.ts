@@ -61,6 +61,42 @@ export const OneOf = <const T extends readonly string[]>(
   description?: string,
 ) => Type.Enum([...values] as T[number][], { default: fallback, description });
 
+/** `fromdate`, `todate`, `min`, `max`, `order` of the question, answer, comment and user lists (windows.ts). */
+const Instant = (description: string) =>
+  Type.Optional(
+    Type.String({ minLength: 1, maxLength: 40, description: `${description}: ISO 8601 or Unix seconds` }),
+  );
+const KeyBound = (description: string) =>
+  Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 100,
+      description: `${description}, inclusive, on the sort's key: a number (votes, views, reputation), a date (creation: ISO 8601 or Unix seconds) or a name`,
+    }),
+  );
+export const WindowQuery = {
+  fromdate: Instant('Created at or after'),
+  todate: Instant('Created at or before'),
+  min: KeyBound('Lowest value'),
+  max: KeyBound('Highest value'),
+  order: Type.Optional(
+    Type.Enum(['asc', 'desc'], {
+      description: "The sort's direction (default: the sort's own, desc for most)",
+    }),
+  ),
+};
+
+/** `{id}` of the routes that take several ids: up to 100 ids separated by `;` (ids.ts). */
+export const IdsParam = (what: string) =>
+  Type.Object({
+    id: Type.String({
+      minLength: 1,
+      maxLength: 1100,
+      pattern: '^[0-9]+(;[0-9]+)*$',
+      description: `${what} id, or up to 100 ids separated by ";"`,
+    }),
+  });
+
 // ---- resources -----------------------------------------------------------------------------------------------
 
 const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC' });
@@ -74,6 +110,13 @@ export const Pagination = Type.Object({
     Type.Union([Type.String(), Type.Null()], {
       description:
         'Pass as `cursor` for the next page; null on the last page. Every list but search has one.',
+    }),
+  ),
+  total_bounded: Type.Optional(
+    Type.Boolean({
+      description:
+        'Present (true) when a filtered list without a counter of its own reached the counting bound (10,000): ' +
+        'total_items is then a lower bound, and the rows past it are reached by cursor',
     }),
   ),
 });
@@ -153,12 +196,93 @@ export const User = Type.Object({
   joined_at: Timestamp,
 });
 
+export const AnswerOnQuestion = Type.Object({
+  ...Answer.properties,
+  question_id: Type.Integer(),
+  question_title: Type.String(),
+  question_slug: Type.String(),
+});
+
+export const CommentOnPost = Type.Object({
+  ...Comment.properties,
+  post_type: Type.Enum(['question', 'answer']),
+  post_id: Type.Integer({ description: 'The question or answer commented on' }),
+  question_id: Type.Integer({ description: "The post's question" }),
+});
+
 export const Tag = Type.Object({
   id: Type.Integer(),
   name: Type.String(),
   slug: Type.String(),
   description: Type.String(),
   questions_count: Type.Integer(),
+});
+
+export const TagDetail = Type.Object({
+  ...Tag.properties,
+  unanswered_count: Type.Integer(),
+  created_at: Timestamp,
+});
+
+export const RelatedTag = Type.Object({
+  id: Type.Integer(),
+  name: Type.String(),
+  slug: Type.String(),
+  questions_count: Type.Integer(),
+  together: Type.Integer({ description: 'Questions (of those considered) that carry both tags' }),
+});
+
+export const TopAnswerer = Type.Object({
+  user: Type.Object({
+    id: Type.Integer(),
+    username: Type.String(),
+    display_name: Type.String(),
+    avatar: Type.String(),
+    reputation: Type.Integer(),
+  }),
+  answer_score: Type.Integer({ description: "Sum of the votes of the user's answers in the tag" }),
+  answer_count: Type.Integer(),
+});
+
+export const UserTag = Type.Object({
+  name: Type.String(),
+  slug: Type.String(),
+  answer_score: Type.Integer(),
+  answer_count: Type.Integer(),
+  question_score: Type.Integer(),
+  question_count: Type.Integer(),
+});
+
+export const TimelineEvent = Type.Object({
+  type: Type.Enum(['question', 'answer', 'comment', 'accepted'], {
+    description: 'accepted: the user accepted an answer (id) on their question',
+  }),
+  id: Type.Integer({ description: 'The question, answer or comment; for accepted, the answer' }),
+  question_id: Type.Integer(),
+  question_title: Type.String(),
+  question_slug: Type.String(),
+  created_at: Timestamp,
+});
+
+export const DayActivity = Type.Object({
+  date: Type.String({ description: 'A UTC day, YYYY-MM-DD' }),
+  questions: Type.Integer(),
+  answers: Type.Integer(),
+  comments: Type.Integer(),
+});
+
+export const SiteInfo = Type.Object({
+  totals: Type.Object({
+    questions: Type.Integer(),
+    answers: Type.Integer(),
+    comments: Type.Integer(),
+    users: Type.Integer(),
+    unanswered: Type.Integer(),
+    accepted_rate: Type.Number({ description: 'Questions with an accepted answer ÷ questions, 4 decimals' }),
+  }),
+  activity: Type.Array(DayActivity, { description: 'The last 30 UTC days, oldest first, today included' }),
+  newest_question: Type.Union([Question, Type.Null()]),
+  newest_answer: Type.Union([AnswerOnQuestion, Type.Null()]),
 });
 
 const Score = Type.Number({ description: 'Relevance in [0, 1), comparable across result types' });
@@ -206,3 +330,13 @@ export const SearchResult = Type.Union([QuestionResult, AnswerResult, UserResult
 // Named components of the OpenAPI document (services/http/components.ts).
 nameComponents({ Error: ErrorResponse, Category, Pagination, Question, Comment, Answer, AnswerWithComments });
 nameComponents({ QuestionDetail, User, Tag, QuestionResult, AnswerResult, UserResult, SearchResult });
+nameComponents({
+  AnswerOnQuestion,
+  CommentOnPost,
+  TagDetail,
+  RelatedTag,
+  TopAnswerer,
+  UserTag,
+  TimelineEvent,
+});
+nameComponents({ DayActivity, SiteInfo });

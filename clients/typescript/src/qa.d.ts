@@ -30,7 +30,7 @@ export interface paths {
         };
         /**
          * List questions
-         * @description Paginated questions, newest first by default. Filters combine. A page past the end is an empty list with the pagination of the whole result.
+         * @description Paginated questions, newest first by default. Filters combine. A page past the end is an empty list with the pagination of the whole result. min/max bound the sort key (votes, views or creation date).
          */
         get: operations["getQuestions"];
         put?: never;
@@ -50,8 +50,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * One question by id or slug
-         * @description include=answers adds data.answers (sorted like GET /questions/{id}/answers by default); include=comments adds data.comments (the question's comments) and, with answers, each answer's comments. Counts a view.
+         * One question by id or slug, or several by ids
+         * @description With several ids (`12;15;19`, at most 100): data.questions in the order asked, unknown ids left out (no includes, no view counted). include=answers adds data.answers (sorted like GET /questions/{id}/answers by default); include=comments adds data.comments (the question's comments) and, with answers, each answer's comments. Counts a view.
          */
         get: operations["getQuestionsById"];
         put?: never;
@@ -111,7 +111,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A user's public profile */
+        /**
+         * A user's public profile, or several users' by ids
+         * @description With several ids (`3;8;2`, at most 100): data.users in the order asked, unknown ids left out.
+         */
         get: operations["getUsersById"];
         put?: never;
         post?: never;
@@ -141,6 +144,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/tags/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One tag with its description and counts */
+        get: operations["getTagsBySlug"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tags/{slug}/related": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Tags that share questions with this one
+         * @description Most shared questions first, then tag id; counted over the tag's 10,000 newest questions (all of them for a smaller tag).
+         */
+        get: operations["getTagsBySlugRelated"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tags/{slug}/top-answerers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Users by the score of their answers in the tag
+         * @description month: answers posted in the last 30 days; all_time: answers to the tag’s 10,000 newest questions (all of them for a smaller tag). Ties: answer count, then user id.
+         */
+        get: operations["getTagsBySlugTopAnswerers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/search": {
         parameters: {
             query?: never;
@@ -153,6 +213,194 @@ export interface paths {
          * @description Full-text search (web search syntax: "quoted phrase", -excluded, or) of questions (title > tags > body) and answers, and partial matching of user names. type=all merges the kinds by score. A query of stop words or punctuation only finds nothing.
          */
         get: operations["getSearch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/answers/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One answer, or several by ids
+         * @description The answer with the question it answers. With several ids (`4;9;7`, at most 100): data.answers in the order asked, unknown ids left out.
+         */
+        get: operations["getAnswersById"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Edit your answer */
+        patch: operations["patchAnswersById"];
+        trace?: never;
+    };
+    "/api/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** All comments, newest first */
+        get: operations["getComments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/questions/{id}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A question's comments (not its answers'), oldest first */
+        get: operations["getQuestionsByIdComments"];
+        put?: never;
+        /** Comment on a question */
+        post: operations["postQuestionsByIdComments"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/answers/{id}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An answer's comments, oldest first */
+        get: operations["getAnswersByIdComments"];
+        put?: never;
+        /** Comment on an answer */
+        post: operations["postAnswersByIdComments"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{id}/questions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's questions
+         * @description The sorts, filters and windows of GET /questions, for the questions the user asked.
+         */
+        get: operations["getUsersByIdQuestions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{id}/answers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's answers
+         * @description votes: best voted first; newest (default) and oldest by creation.
+         */
+        get: operations["getUsersByIdAnswers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{id}/comments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A user's comments, newest first */
+        get: operations["getUsersByIdComments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{id}/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tags of a user's posts, by answer score
+         * @description score (default): the sum of the votes of the user’s answers in the tag, then answer count; count: answer count first. Ties: tag id. Tags the user only asked in come last (answer score and count 0).
+         */
+        get: operations["getUsersByIdTags"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{id}/timeline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's timeline, newest first
+         * @description Questions asked, answers posted, comments, and answers accepted on their questions; newest first (ties: kind, then id). Walk it with next_cursor (null at the end); there is no page number or total.
+         */
+        get: operations["getUsersByIdTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Site totals, daily activity, the newest question and answer */
+        get: operations["getInfo"];
         put?: never;
         post?: never;
         delete?: never;
@@ -314,23 +562,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/answers/{id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        /** Edit your answer */
-        patch: operations["patchAnswersById"];
-        trace?: never;
-    };
     "/api/answers/{id}/accept": {
         parameters: {
             query?: never;
@@ -344,40 +575,6 @@ export interface paths {
         post: operations["postAnswersByIdAccept"];
         /** Withdraw the acceptance of an answer to your question */
         delete: operations["deleteAnswersByIdAccept"];
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/questions/{id}/comments": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Comment on a question */
-        post: operations["postQuestionsByIdComments"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/answers/{id}/comments": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Comment on an answer */
-        post: operations["postAnswersByIdComments"];
-        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -482,6 +679,8 @@ export interface components {
             per_page: number;
             /** @description Pass as `cursor` for the next page; null on the last page. Every list but search has one. */
             next_cursor?: string | null;
+            /** @description Present (true) when a filtered list without a counter of its own reached the counting bound (10,000): total_items is then a lower bound, and the rows past it are reached by cursor */
+            total_bounded?: boolean;
         };
         /** Comment */
         Comment: {
@@ -602,6 +801,42 @@ export interface components {
             description: string;
             questions_count: number;
         };
+        /** TagDetail */
+        TagDetail: {
+            id: number;
+            name: string;
+            slug: string;
+            description: string;
+            questions_count: number;
+            unanswered_count: number;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC
+             */
+            created_at: string;
+        };
+        /** RelatedTag */
+        RelatedTag: {
+            id: number;
+            name: string;
+            slug: string;
+            questions_count: number;
+            /** @description Questions (of those considered) that carry both tags */
+            together: number;
+        };
+        /** TopAnswerer */
+        TopAnswerer: {
+            user: {
+                id: number;
+                username: string;
+                display_name: string;
+                avatar: string;
+                reputation: number;
+            };
+            /** @description Sum of the votes of the user's answers in the tag */
+            answer_score: number;
+            answer_count: number;
+        };
         /** QuestionResult */
         QuestionResult: {
             /** @enum {string} */
@@ -657,6 +892,103 @@ export interface components {
         };
         /** SearchResult */
         SearchResult: components["schemas"]["QuestionResult"] | components["schemas"]["AnswerResult"] | components["schemas"]["UserResult"];
+        /** AnswerOnQuestion */
+        AnswerOnQuestion: {
+            id: number;
+            /** @description Safe HTML (sanitised with one allow-list); insert it as HTML */
+            content: string;
+            /** @description The Markdown source, for posts written through the API (not imported ones) */
+            content_markdown?: string;
+            votes: number;
+            is_accepted: boolean;
+            author: {
+                id: number;
+                username: string;
+            };
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC
+             */
+            created_at: string;
+            question_id: number;
+            question_title: string;
+            question_slug: string;
+        };
+        /** CommentOnPost */
+        CommentOnPost: {
+            id: number;
+            /** @description Safe HTML (sanitised with one allow-list); insert it as HTML */
+            content: string;
+            /** @description The Markdown source, for posts written through the API (not imported ones) */
+            content_markdown?: string;
+            votes: number;
+            author: {
+                id: number;
+                username: string;
+            };
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC
+             */
+            created_at: string;
+            /** @enum {string} */
+            post_type: "question" | "answer";
+            /** @description The question or answer commented on */
+            post_id: number;
+            /** @description The post's question */
+            question_id: number;
+        };
+        /** UserTag */
+        UserTag: {
+            name: string;
+            slug: string;
+            answer_score: number;
+            answer_count: number;
+            question_score: number;
+            question_count: number;
+        };
+        /** TimelineEvent */
+        TimelineEvent: {
+            /**
+             * @description accepted: the user accepted an answer (id) on their question
+             * @enum {string}
+             */
+            type: "question" | "answer" | "comment" | "accepted";
+            /** @description The question, answer or comment; for accepted, the answer */
+            id: number;
+            question_id: number;
+            question_title: string;
+            question_slug: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC
+             */
+            created_at: string;
+        };
+        /** DayActivity */
+        DayActivity: {
+            /** @description A UTC day, YYYY-MM-DD */
+            date: string;
+            questions: number;
+            answers: number;
+            comments: number;
+        };
+        /** SiteInfo */
+        SiteInfo: {
+            totals: {
+                questions: number;
+                answers: number;
+                comments: number;
+                users: number;
+                unanswered: number;
+                /** @description Questions with an accepted answer ÷ questions, 4 decimals */
+                accepted_rate: number;
+            };
+            /** @description The last 30 UTC days, oldest first, today included */
+            activity: components["schemas"]["DayActivity"][];
+            newest_question: components["schemas"]["Question"] | null;
+            newest_answer: components["schemas"]["AnswerOnQuestion"] | null;
+        };
     };
     responses: never;
     parameters: never;
@@ -775,10 +1107,20 @@ export interface operations {
                 cursor?: string;
                 /** @description unanswered: questions without answers, newest first */
                 sort?: "newest" | "votes" | "views" | "unanswered";
-                /** @description Tag slug */
+                /** @description Tag slug, or up to 5 separated by ";" (questions that have all of them) */
                 tag?: string;
                 /** @description Category id */
                 category?: number;
+                /** @description Created at or after: ISO 8601 or Unix seconds */
+                fromdate?: string;
+                /** @description Created at or before: ISO 8601 or Unix seconds */
+                todate?: string;
+                /** @description Lowest value, inclusive, on the sort's key: a number (votes, views, reputation), a date (creation: ISO 8601 or Unix seconds) or a name */
+                min?: string;
+                /** @description Highest value, inclusive, on the sort's key: a number (votes, views, reputation), a date (creation: ISO 8601 or Unix seconds) or a name */
+                max?: string;
+                /** @description The sort's direction (default: the sort's own, desc for most) */
+                order?: "asc" | "desc";
             };
             header?: never;
             path?: never;
@@ -978,7 +1320,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Question id or slug */
+                /** @description Question id or slug, or up to 100 ids separated by ";" */
                 id: string;
             };
             cookie?: never;
@@ -1002,7 +1344,9 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
-                        data: components["schemas"]["QuestionDetail"];
+                        data: components["schemas"]["QuestionDetail"] | {
+                            questions: components["schemas"]["Question"][];
+                        };
                     };
                 };
             };
@@ -1174,7 +1518,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description Question id or slug */
+                /** @description Question id or slug, or up to 100 ids separated by ";" */
                 id: string;
             };
             cookie?: never;
@@ -1369,6 +1713,16 @@ export interface operations {
                 limit?: number;
                 /** @description The previous page's next_cursor: the page after it, by key, unaffected by rows written meanwhile (page is then ignored) */
                 cursor?: string;
+                /** @description Created at or after: ISO 8601 or Unix seconds */
+                fromdate?: string;
+                /** @description Created at or before: ISO 8601 or Unix seconds */
+                todate?: string;
+                /** @description Lowest value, inclusive, on the sort's key: a number (votes, views, reputation), a date (creation: ISO 8601 or Unix seconds) or a name */
+                min?: string;
+                /** @description Highest value, inclusive, on the sort's key: a number (votes, views, reputation), a date (creation: ISO 8601 or Unix seconds) or a name */
+                max?: string;
+                /** @description The sort's direction (default: the sort's own, desc for most) */
+                order?: "asc" | "desc";
             };
             header?: never;
             path?: never;
@@ -1471,7 +1825,8 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                id: number;
+                /** @description User id, or up to 100 ids separated by ";" */
+                id: string;
             };
             cookie?: never;
         };
@@ -1494,7 +1849,9 @@ export interface operations {
                     "application/json": {
                         /** @enum {boolean} */
                         success: true;
-                        data: components["schemas"]["User"];
+                        data: components["schemas"]["User"] | {
+                            users: components["schemas"]["User"][];
+                        };
                     };
                 };
             };
@@ -1671,6 +2028,314 @@ export interface operations {
             };
         };
     };
+    getTagsBySlug: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tag slug */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["TagDetail"];
+                    };
+                };
+            };
+            /** @description Not Modified: the ETag sent in If-None-Match is still current */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: Bearer realm="agora" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTagsBySlugRelated: {
+        parameters: {
+            query?: {
+                /** @description Items per page (1-100) */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Tag slug */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            related: components["schemas"]["RelatedTag"][];
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: the ETag sent in If-None-Match is still current */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: Bearer realm="agora" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getTagsBySlugTopAnswerers: {
+        parameters: {
+            query?: {
+                period?: "all_time" | "month";
+                /** @description Items per page (1-100) */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Tag slug */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            top_answerers: components["schemas"]["TopAnswerer"][];
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: the ETag sent in If-None-Match is still current */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: Bearer realm="agora" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     getSearch: {
         parameters: {
             query: {
@@ -1709,6 +2374,1399 @@ export interface operations {
                             results: components["schemas"]["SearchResult"][];
                             pagination: components["schemas"]["Pagination"];
                         };
+                    };
+                };
+            };
+            /** @description Not Modified: the ETag sent in If-None-Match is still current */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: Bearer realm="agora" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAnswersById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Answer id, or up to 100 ids separated by ";" */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["AnswerOnQuestion"] | {
+                            answers: components["schemas"]["AnswerOnQuestion"][];
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: the ETag sent in If-None-Match is still current */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: Bearer realm="agora" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    patchAnswersById: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Answer id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 30 to 30,000 characters */
+                    content: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Answer"];
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: Bearer realm="agora" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getComments: {
+        parameters: {
+            query?: {
+                /** @description newest, oldest (by creation) or votes */
+                sort?: "newest" | "oldest" | "votes";
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Items per page (1-100) */
+                limit?: number;
+                /** @description The previous page's next_cursor: the page after it, by key, unaffected by rows written meanwhile (page is then ignored) */
+                cursor?: string;
+                /** @description Created at or after: ISO 8601 or Unix seconds */
+                fromdate?: string;
+                /** @description Created at or before: ISO 8601 or Unix seconds */
+                todate?: string;
+                /** @description Lowest value, inclusive, on the sort's key: a number (votes, views, reputation), a date (creation: ISO 8601 or Unix seconds) or a name */
+                min?: string;
+                /** @description Highest value, inclusive, on the sort's key: a number (votes, views, reputation), a date (creation: ISO 8601 or Unix seconds) or a name */
+                max?: string;
+                /** @description The sort's direction (default: the sort's own, desc for most) */
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            comments: components["schemas"]["CommentOnPost"][];
+                            pagination: components["schemas"]["Pagination"];
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: the ETag sent in If-None-Match is still current */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: Bearer realm="agora" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getQuestionsByIdComments: {
+        parameters: {
+            query?: {
+                /** @description newest, oldest (by creation) or votes */
+                sort?: "newest" | "oldest" | "votes";
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Items per page (1-100) */
+                limit?: number;
+                /** @description The previous page's next_cursor: the page after it, by key, unaffected by rows written meanwhile (page is then ignored) */
+                cursor?: string;
+                /** @description Created at or after: ISO 8601 or Unix seconds */
+                fromdate?: string;
+                /** @description Created at or before: ISO 8601 or Unix seconds */
+                todate?: string;
+                /** @description Lowest value, inclusive, on the sort's key: a number (votes, views, reputation), a date (creation: ISO 8601 or Unix seconds) or a name */
+                min?: string;
+                /** @description Highest value, inclusive, on the sort's key: a number (votes, views, reputation), a date (creation: ISO 8601 or Unix seconds) or a name */
+                max?: string;
+                /** @description The sort's direction (default: the sort's own, desc for most) */
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                /** @description Question id or slug */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            comments: components["schemas"]["CommentOnPost"][];
+                            pagination: components["schemas"]["Pagination"];
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: the ETag sent in If-None-Match is still current */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: Bearer realm="agora" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postQuestionsByIdComments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Question id or slug */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 15 to 600 characters */
+                    content: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Comment"];
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: Bearer realm="agora" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAnswersByIdComments: {
+        parameters: {
+            query?: {
+                /** @description newest, oldest (by creation) or votes */
+                sort?: "newest" | "oldest" | "votes";
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Items per page (1-100) */
+                limit?: number;
+                /** @description The previous page's next_cursor: the page after it, by key, unaffected by rows written meanwhile (page is then ignored) */
+                cursor?: string;
+                /** @description Created at or after: ISO 8601 or Unix seconds */
+                fromdate?: string;
+                /** @description Created at or before: ISO 8601 or Unix seconds */
+                todate?: string;
+                /** @description Lowest value, inclusive, on the sort's key: a number (votes, views, reputation), a date (creation: ISO 8601 or Unix seconds) or a name */
+                min?: string;
+                /** @description Highest value, inclusive, on the sort's key: a number (votes, views, reputation), a date (creation: ISO 8601 or Unix seconds) or a name */
+                max?: string;
+                /** @description The sort's direction (default: the sort's own, desc for most) */
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            comments: components["schemas"]["CommentOnPost"][];
+                            pagination: components["schemas"]["Pagination"];
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: the ETag sent in If-None-Match is still current */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: Bearer realm="agora" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAnswersByIdComments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Answer id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 15 to 600 characters */
+                    content: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["Comment"];
+                    };
+                };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: Bearer realm="agora" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUsersByIdQuestions: {
+        parameters: {
+            query?: {
+                sort?: "newest" | "votes" | "views" | "unanswered";
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Items per page (1-100) */
+                limit?: number;
+                /** @description The previous page's next_cursor: the page after it, by key, unaffected by rows written meanwhile (page is then ignored) */
+                cursor?: string;
+                /** @description Tag slug, or up to 5 separated by ";" */
+                tag?: string;
+                /** @description Created at or after: ISO 8601 or Unix seconds */
+                fromdate?: string;
+                /** @description Created at or before: ISO 8601 or Unix seconds */
+                todate?: string;
+                /** @description Lowest value, inclusive, on the sort's key: a number (votes, views, reputation), a date (creation: ISO 8601 or Unix seconds) or a name */
+                min?: string;
+                /** @description Highest value, inclusive, on the sort's key: a number (votes, views, reputation), a date (creation: ISO 8601 or Unix seconds) or a name */
+                max?: string;
+                /** @description The sort's direction (default: the sort's own, desc for most) */
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            questions: components["schemas"]["Question"][];
+                            pagination: components["schemas"]["Pagination"];
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: the ETag sent in If-None-Match is still current */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: Bearer realm="agora" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUsersByIdAnswers: {
+        parameters: {
+            query?: {
+                sort?: "votes" | "newest" | "oldest";
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Items per page (1-100) */
+                limit?: number;
+                /** @description The previous page's next_cursor: the page after it, by key, unaffected by rows written meanwhile (page is then ignored) */
+                cursor?: string;
+                /** @description Created at or after: ISO 8601 or Unix seconds */
+                fromdate?: string;
+                /** @description Created at or before: ISO 8601 or Unix seconds */
+                todate?: string;
+                /** @description Lowest value, inclusive, on the sort's key: a number (votes, views, reputation), a date (creation: ISO 8601 or Unix seconds) or a name */
+                min?: string;
+                /** @description Highest value, inclusive, on the sort's key: a number (votes, views, reputation), a date (creation: ISO 8601 or Unix seconds) or a name */
+                max?: string;
+                /** @description The sort's direction (default: the sort's own, desc for most) */
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            answers: components["schemas"]["AnswerOnQuestion"][];
+                            pagination: components["schemas"]["Pagination"];
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: the ETag sent in If-None-Match is still current */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: Bearer realm="agora" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUsersByIdComments: {
+        parameters: {
+            query?: {
+                /** @description newest, oldest (by creation) or votes */
+                sort?: "newest" | "oldest" | "votes";
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Items per page (1-100) */
+                limit?: number;
+                /** @description The previous page's next_cursor: the page after it, by key, unaffected by rows written meanwhile (page is then ignored) */
+                cursor?: string;
+                /** @description Created at or after: ISO 8601 or Unix seconds */
+                fromdate?: string;
+                /** @description Created at or before: ISO 8601 or Unix seconds */
+                todate?: string;
+                /** @description Lowest value, inclusive, on the sort's key: a number (votes, views, reputation), a date (creation: ISO 8601 or Unix seconds) or a name */
+                min?: string;
+                /** @description Highest value, inclusive, on the sort's key: a number (votes, views, reputation), a date (creation: ISO 8601 or Unix seconds) or a name */
+                max?: string;
+                /** @description The sort's direction (default: the sort's own, desc for most) */
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            comments: components["schemas"]["CommentOnPost"][];
+                            pagination: components["schemas"]["Pagination"];
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: the ETag sent in If-None-Match is still current */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: Bearer realm="agora" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUsersByIdTags: {
+        parameters: {
+            query?: {
+                sort?: "score" | "count";
+                /** @description Items per page (1-100) */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            tags: components["schemas"]["UserTag"][];
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: the ETag sent in If-None-Match is still current */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: Bearer realm="agora" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUsersByIdTimeline: {
+        parameters: {
+            query?: {
+                /** @description Items per page (1-100) */
+                limit?: number;
+                /** @description The previous page's next_cursor: the page after it, by key, unaffected by rows written meanwhile (page is then ignored) */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            events: components["schemas"]["TimelineEvent"][];
+                            next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: the ETag sent in If-None-Match is still current */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: Bearer realm="agora" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["SiteInfo"];
                     };
                 };
             };
@@ -3001,95 +5059,6 @@ export interface operations {
             };
         };
     };
-    patchAnswersById: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Answer id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description 30 to 30,000 characters */
-                    content: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            200: {
-                headers: {
-                    /** @description Requests allowed in the window that is closest to running out */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) at which that window starts again */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Answer"];
-                    };
-                };
-            };
-            /** @description Missing, unknown or revoked API key */
-            401: {
-                headers: {
-                    /** @description The challenge: Bearer realm="agora" */
-                    "WWW-Authenticate"?: string;
-                    /** @description Requests allowed in the window that is closest to running out */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) at which that window starts again */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded: wait Retry-After seconds */
-            429: {
-                headers: {
-                    /** @description Seconds until a request may succeed */
-                    "Retry-After"?: number;
-                    /** @description Requests allowed in the window that is closest to running out */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) at which that window starts again */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Every error: the message is for humans, code equals the HTTP status */
-            "4XX": {
-                headers: {
-                    /** @description Requests allowed in the window that is closest to running out */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) at which that window starts again */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
     postAnswersByIdAccept: {
         parameters: {
             query?: never;
@@ -3210,184 +5179,6 @@ export interface operations {
                             is_accepted: boolean;
                             has_accepted: boolean;
                         };
-                    };
-                };
-            };
-            /** @description Missing, unknown or revoked API key */
-            401: {
-                headers: {
-                    /** @description The challenge: Bearer realm="agora" */
-                    "WWW-Authenticate"?: string;
-                    /** @description Requests allowed in the window that is closest to running out */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) at which that window starts again */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded: wait Retry-After seconds */
-            429: {
-                headers: {
-                    /** @description Seconds until a request may succeed */
-                    "Retry-After"?: number;
-                    /** @description Requests allowed in the window that is closest to running out */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) at which that window starts again */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Every error: the message is for humans, code equals the HTTP status */
-            "4XX": {
-                headers: {
-                    /** @description Requests allowed in the window that is closest to running out */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) at which that window starts again */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    postQuestionsByIdComments: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Question id or slug */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description 15 to 600 characters */
-                    content: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    /** @description Requests allowed in the window that is closest to running out */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) at which that window starts again */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Comment"];
-                    };
-                };
-            };
-            /** @description Missing, unknown or revoked API key */
-            401: {
-                headers: {
-                    /** @description The challenge: Bearer realm="agora" */
-                    "WWW-Authenticate"?: string;
-                    /** @description Requests allowed in the window that is closest to running out */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) at which that window starts again */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Rate limit exceeded: wait Retry-After seconds */
-            429: {
-                headers: {
-                    /** @description Seconds until a request may succeed */
-                    "Retry-After"?: number;
-                    /** @description Requests allowed in the window that is closest to running out */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) at which that window starts again */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-            /** @description Every error: the message is for humans, code equals the HTTP status */
-            "4XX": {
-                headers: {
-                    /** @description Requests allowed in the window that is closest to running out */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) at which that window starts again */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
-                };
-            };
-        };
-    };
-    postAnswersByIdComments: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description Answer id */
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** @description 15 to 600 characters */
-                    content: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Default Response */
-            201: {
-                headers: {
-                    /** @description Requests allowed in the window that is closest to running out */
-                    "X-RateLimit-Limit"?: number;
-                    /** @description Requests left in that window */
-                    "X-RateLimit-Remaining"?: number;
-                    /** @description Unix time (seconds) at which that window starts again */
-                    "X-RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        success: true;
-                        data: components["schemas"]["Comment"];
                     };
                 };
             };

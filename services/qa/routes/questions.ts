@@ -1,11 +1,12 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ANSWER_SORTS, answersRepository } from '../../../shared/db/repositories/answers.js';
 import { commentsRepository } from '../../../shared/db/repositories/comments.js';
-import { QUESTION_SORTS, questionsRepository } from '../../../shared/db/repositories/questions.js';
+import { MAX_TAGS, QUESTION_SORTS, questionsRepository } from '../../../shared/db/repositories/questions.js';
 import { NotFoundError } from '../../../shared/errors.js';
 import { questionIncludes } from '../../../shared/qa/question-includes.js';
 import { viewCounter } from '../../../shared/qa/views.js';
 import type { QaDeps } from '../deps.js';
+import { idVector } from '../ids.js';
 import {
   Answer,
   Cursor,
@@ -18,11 +19,16 @@ import {
   Question,
   QuestionDetail,
   success,
+  WindowQuery,
 } from '../schemas.js';
 
-// An id (digits) or a slug; longer keys cannot name a question, and the router caps parameters at 500 characters.
+// An id (digits), a slug, or up to 100 ids separated by ";" (ids.ts); the router caps parameters at 1,100 characters.
 const QuestionKey = Type.Object({
-  id: Type.String({ minLength: 1, maxLength: 500, description: 'Question id or slug' }),
+  id: Type.String({
+    minLength: 1,
+    maxLength: 1100,
+    description: 'Question id or slug, or up to 100 ids separated by ";"',
+  }),
 });
 
 const INCLUDE = /^(answers|comments)(,(answers|comments))*$/;
@@ -42,14 +48,21 @@ export const questionsRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = asyn
         summary: 'List questions',
         description:
           'Paginated questions, newest first by default. Filters combine. A page past the end is an empty list ' +
-          'with the pagination of the whole result.',
+          'with the pagination of the whole result. min/max bound the sort key (votes, views or creation date).',
         querystring: Type.Object({
           page: Page,
           limit: Limit,
           cursor: Cursor,
           sort: OneOf(QUESTION_SORTS, 'newest', 'unanswered: questions without answers, newest first'),
-          tag: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Tag slug' })),
+          tag: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 504,
+              description: `Tag slug, or up to ${MAX_TAGS} separated by ";" (questions that have all of them)`,
+            }),
+          ),
           category: Type.Optional(Id('Category id')),
+          ...WindowQuery,
         }),
         response: {
           200: success(Type.Object({ questions: Type.Array(Question), pagination: Pagination })),
@@ -66,8 +79,10 @@ export const questionsRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = asyn
     {
       schema: {
         tags: ['questions'],
-        summary: 'One question by id or slug',
+        summary: 'One question by id or slug, or several by ids',
         description:
+          'With several ids (`12;15;19`, at most 100): data.questions in the order asked, unknown ids left out ' +
+          '(no includes, no view counted). ' +
           'include=answers adds data.answers (sorted like GET /questions/{id}/answers by default); include=comments ' +
           "adds data.comments (the question's comments) and, with answers, each answer's comments. Counts a view.",
         params: QuestionKey,
@@ -80,10 +95,15 @@ export const questionsRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = asyn
             }),
           ),
         }),
-        response: { 200: success(QuestionDetail), '4xx': ErrorResponse },
+        response: {
+          200: success(Type.Union([QuestionDetail, Type.Object({ questions: Type.Array(Question) })])),
+          '4xx': ErrorResponse,
+        },
       },
     },
     async (request) => {
+      const ids = idVector(request.params.id);
+      if (ids) return { success: true as const, data: { questions: await questions.findMany(ids) } };
       const question = await questions.find(request.params.id);
       if (!question) throw new NotFoundError('Question not found');
       const include = new Set(request.query.include?.split(',') ?? []);

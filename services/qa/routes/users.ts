@@ -1,8 +1,20 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { USER_SORTS, userProfilesRepository } from '../../../shared/db/repositories/user-profiles.js';
-import { NotFoundError } from '../../../shared/errors.js';
+import { NotFoundError, ValidationError } from '../../../shared/errors.js';
 import type { QaDeps } from '../deps.js';
-import { Cursor, ErrorResponse, Limit, OneOf, Page, Pagination, success, User } from '../schemas.js';
+import { idVector } from '../ids.js';
+import {
+  Cursor,
+  ErrorResponse,
+  IdsParam,
+  Limit,
+  OneOf,
+  Page,
+  Pagination,
+  success,
+  User,
+  WindowQuery,
+} from '../schemas.js';
 
 export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (app, { deps }) => {
   const profiles = userProfilesRepository(deps.database.db);
@@ -21,6 +33,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (a
           page: Page,
           limit: Limit,
           cursor: Cursor,
+          ...WindowQuery,
         }),
         response: {
           200: success(Type.Object({ users: Type.Array(User), pagination: Pagination })),
@@ -37,14 +50,23 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (a
       config: { readCache: true },
       schema: {
         tags: ['users'],
-        summary: "A user's public profile",
-        // Ids past int4 can name no user: 404, like any other unknown id.
-        params: Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) }),
-        response: { 200: success(User), '4xx': ErrorResponse },
+        summary: "A user's public profile, or several users' by ids",
+        description:
+          'With several ids (`3;8;2`, at most 100): data.users in the order asked, unknown ids left out.',
+        params: IdsParam('User'),
+        response: {
+          200: success(Type.Union([User, Type.Object({ users: Type.Array(User) })])),
+          '4xx': ErrorResponse,
+        },
       },
     },
     async (request) => {
-      const user = await profiles.find(request.params.id);
+      const ids = idVector(request.params.id);
+      if (ids) return { success: true as const, data: { users: await profiles.findMany(ids) } };
+      // A single id past int4 can name no user: 404, like any other unknown id.
+      const id = Number(request.params.id);
+      if (!Number.isSafeInteger(id) || id < 1) throw new ValidationError('id must be an integer from 1');
+      const user = await profiles.find(id);
       if (!user) throw new NotFoundError('User not found');
       return { success: true as const, data: user };
     },

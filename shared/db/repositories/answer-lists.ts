@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
+import { isInt4Id } from '../int4.js';
 import { ANSWER_SORTS, type AnswerSort, type AnswerView } from './answers.js';
 import { iso, markdownOf, rows } from './pagination.js';
 import { seekPage, type PaginationWithCursor, type SeekOrder, type SeekParams } from './seek.js';
@@ -79,6 +80,11 @@ export function answerListsRepository(db: Db) {
 
   return {
     byIds,
+
+    async exists(id: number): Promise<boolean> {
+      if (!isInt4Id(id)) return false;
+      return (await rows(db, sql`SELECT 1 FROM answers WHERE id = ${id}`)).length > 0;
+    },
 
     /** A user's answers, paginated by page or cursor; the total is the user's answers_count unless windowed. */
     async forUser(

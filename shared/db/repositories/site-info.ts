@@ -51,8 +51,9 @@ export function siteInfoRepository(db: Db) {
                    coalesce((SELECT n FROM list_counts WHERE scope = 'day:' || to_char(d, 'YYYY-MM-DD') || ':questions'), 0)::int AS questions,
                    coalesce((SELECT n FROM list_counts WHERE scope = 'day:' || to_char(d, 'YYYY-MM-DD') || ':answers'), 0)::int AS answers,
                    coalesce((SELECT n FROM list_counts WHERE scope = 'day:' || to_char(d, 'YYYY-MM-DD') || ':comments'), 0)::int AS comments
-            FROM generate_series((now() AT TIME ZONE 'UTC')::date - ${ACTIVITY_DAYS - 1}, (now() AT TIME ZONE 'UTC')::date, interval '1 day') d
-            ORDER BY d`,
+            FROM generate_series(${ACTIVITY_DAYS - 1}::int, 0, -1) AS back(i),
+                 LATERAL (SELECT (now() AT TIME ZONE 'UTC')::date - back.i AS d) day
+            ORDER BY back.i DESC`,
       );
     },
 

@@ -43,14 +43,14 @@ const TIMELINE_ORDER: SeekOrder = {
 
 /** The events of one user, each branch read from that user's index of its table (migration 0011). */
 const timelineOf = (userId: number) => sql`(
-  SELECT q.created_at AS at, ${KIND.question} AS kind, q.id, q.id AS question_id FROM questions q WHERE q.author_id = ${userId}
+  SELECT q.created_at AS at, ${sql.raw(String(KIND.question))} AS kind, q.id, q.id AS question_id FROM questions q WHERE q.author_id = ${userId}
   UNION ALL
-  SELECT a.created_at, ${KIND.answer}, a.id, a.question_id FROM answers a WHERE a.author_id = ${userId}
+  SELECT a.created_at, ${sql.raw(String(KIND.answer))}, a.id, a.question_id FROM answers a WHERE a.author_id = ${userId}
   UNION ALL
-  SELECT c.created_at, ${KIND.comment}, c.id, coalesce(c.question_id, ca.question_id)
+  SELECT c.created_at, ${sql.raw(String(KIND.comment))}, c.id, coalesce(c.question_id, ca.question_id)
     FROM comments c LEFT JOIN answers ca ON ca.id = c.answer_id WHERE c.author_id = ${userId}
   UNION ALL
-  SELECT a.accepted_at, ${KIND.accepted}, a.id, q.id
+  SELECT a.accepted_at, ${sql.raw(String(KIND.accepted))}, a.id, q.id
     FROM questions q JOIN answers a ON a.question_id = q.id AND a.is_accepted
     WHERE q.author_id = ${userId} AND a.accepted_at IS NOT NULL
 ) t`;

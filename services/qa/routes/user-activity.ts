@@ -1,0 +1,174 @@
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { ANSWER_SORTS, answerListsRepository } from '../../../shared/db/repositories/answer-lists.js';
+import { commentListsRepository } from '../../../shared/db/repositories/comment-lists.js';
+import { MAX_TAGS, QUESTION_SORTS, questionsRepository } from '../../../shared/db/repositories/questions.js';
+import { USER_TAG_SORTS, userActivityRepository } from '../../../shared/db/repositories/user-activity.js';
+import { userProfilesRepository } from '../../../shared/db/repositories/user-profiles.js';
+import { NotFoundError } from '../../../shared/errors.js';
+import type { QaDeps } from '../deps.js';
+import {
+  AnswerOnQuestion,
+  Cursor,
+  ErrorResponse,
+  Limit,
+  OneOf,
+  Page,
+  Pagination,
+  Question,
+  success,
+  TimelineEvent,
+  UserTag,
+  WindowQuery,
+} from '../schemas.js';
+import { CommentList, commentListQuery } from './comments.js';
+
+// Like GET /users/{id}: an id past int4 names no user (404); not an integer is a 400.
+const UserKey = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
+
+/** A user's questions, answers, comments, tags and timeline (issue 19); 404 for an unknown user. */
+export const userActivityRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (app, { deps }) => {
+  const db = deps.database.db;
+  const profiles = userProfilesRepository(db);
+  const questions = questionsRepository(db);
+  const answers = answerListsRepository(db);
+  const comments = commentListsRepository(db);
+  const activity = userActivityRepository(db);
+  const known = async (id: number) => {
+    if (!(await profiles.find(id))) throw new NotFoundError('User not found');
+    return id;
+  };
+
+  app.get(
+    '/users/:id/questions',
+    {
+      config: { readCache: true },
+      schema: {
+        tags: ['users'],
+        summary: "A user's questions",
+        description: 'The sorts, filters and windows of GET /questions, for the questions the user asked.',
+        params: UserKey,
+        querystring: Type.Object({
+          sort: OneOf(QUESTION_SORTS, 'newest'),
+          page: Page,
+          limit: Limit,
+          cursor: Cursor,
+          tag: Type.Optional(
+            Type.String({
+              minLength: 1,
+              maxLength: 504,
+              description: `Tag slug, or up to ${MAX_TAGS} separated by ";"`,
+            }),
+          ),
+          ...WindowQuery,
+        }),
+        response: {
+          200: success(Type.Object({ questions: Type.Array(Question), pagination: Pagination })),
+          '4xx': ErrorResponse,
+        },
+      },
+    },
+    async (request) => {
+      const author = await known(request.params.id);
+      return { success: true as const, data: await questions.list({ ...request.query, author }) };
+    },
+  );
+
+  app.get(
+    '/users/:id/answers',
+    {
+      config: { readCache: true },
+      schema: {
+        tags: ['users'],
+        summary: "A user's answers",
+        description: 'votes: best voted first; newest (default) and oldest by creation.',
+        params: UserKey,
+        querystring: Type.Object({
+          sort: OneOf(ANSWER_SORTS, 'newest'),
+          page: Page,
+          limit: Limit,
+          cursor: Cursor,
+          ...WindowQuery,
+        }),
+        response: {
+          200: success(Type.Object({ answers: Type.Array(AnswerOnQuestion), pagination: Pagination })),
+          '4xx': ErrorResponse,
+        },
+      },
+    },
+    async (request) => {
+      const id = await known(request.params.id);
+      return { success: true as const, data: await answers.forUser(id, request.query) };
+    },
+  );
+
+  app.get(
+    '/users/:id/comments',
+    {
+      config: { readCache: true },
+      schema: {
+        tags: ['users'],
+        summary: "A user's comments, newest first",
+        params: UserKey,
+        querystring: commentListQuery('newest'),
+        response: { 200: CommentList, '4xx': ErrorResponse },
+      },
+    },
+    async (request) => {
+      const id = await known(request.params.id);
+      return { success: true as const, data: await comments.list({ kind: 'user', id }, request.query) };
+    },
+  );
+
+  app.get(
+    '/users/:id/tags',
+    {
+      config: { readCache: true },
+      schema: {
+        tags: ['users'],
+        summary: "The tags of a user's posts, by answer score",
+        description:
+          'score (default): the sum of the votes of the user’s answers in the tag, then answer count; count: answer ' +
+          'count first. Ties: tag id. Tags the user only asked in come last (answer score and count 0).',
+        params: UserKey,
+        querystring: Type.Object({ sort: OneOf(USER_TAG_SORTS, 'score'), limit: Limit }),
+        response: { 200: success(Type.Object({ tags: Type.Array(UserTag) })), '4xx': ErrorResponse },
+      },
+    },
+    async (request) => {
+      const id = await known(request.params.id);
+      return {
+        success: true as const,
+        data: { tags: await activity.tags(id, request.query.sort, request.query.limit) },
+      };
+    },
+  );
+
+  app.get(
+    '/users/:id/timeline',
+    {
+      config: { readCache: true },
+      schema: {
+        tags: ['users'],
+        summary: "A user's timeline, newest first",
+        description:
+          'Questions asked, answers posted, comments, and answers accepted on their questions; newest first (ties: ' +
+          'kind, then id). Walk it with next_cursor (null at the end); there is no page number or total.',
+        params: UserKey,
+        querystring: Type.Object({ limit: Limit, cursor: Cursor }),
+        response: {
+          200: success(
+            Type.Object({
+              events: Type.Array(TimelineEvent),
+              next_cursor: Type.Union([Type.String(), Type.Null()]),
+            }),
+          ),
+          '4xx': ErrorResponse,
+        },
+      },
+    },
+    async (request) => {
+      const id = await known(request.params.id);
+      return { success: true as const, data: await activity.timeline(id, request.query) };
+    },
+  );
+};
