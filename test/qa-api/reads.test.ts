@@ -301,6 +301,11 @@ describe('issue 19 reads: vectors, per-user activity, tags, windows, comments, i
         ids((await ok('/api/questions?fromdate=2024-01-01&todate=2024-01-01T00:01:00Z')).questions),
       ).toEqual($('q1'));
       expect(ids((await ok('/api/questions?order=asc&limit=2')).questions)).toEqual($('q1', 'q2'));
+      // The last page of a reversed list is read from the index's other end: same rows, same order.
+      expect(ids((await ok('/api/questions?order=asc&limit=4&page=2')).questions)).toEqual($('q5', 'q6'));
+      expect(ids((await ok('/api/questions?sort=votes&order=asc&limit=4&page=2')).questions)).toEqual(
+        $('q3', 'q1'),
+      );
     });
 
     it('bounds the sort key with min and max (votes, views, dates, reputation)', async () => {
@@ -411,13 +416,39 @@ describe('issue 19 reads: vectors, per-user activity, tags, windows, comments, i
       expect((await ok('/api/comments')).pagination.total_items).toBe(3);
       expect((await ok(`/api/users/${id.bob}/comments`)).pagination.total_items).toBe(1);
       expect((await ok('/api/info')).totals).toMatchObject({ comments: 3, answers: 4 });
-      const counted = await runtime.database.db.execute(sql`SELECT agora_recount()`);
-      expect(counted).toBeDefined();
+      // A bulk load's recount rebuilds the same figures.
+      await runtime.database.db.execute(sql`SELECT agora_recount()`);
       expect((await ok('/api/info')).totals).toMatchObject({
         comments: 3,
         answers: 4,
         accepted_rate: 0.3333,
       });
+      expect((await ok(`/api/users/${id.bob}/comments`)).pagination.total_items).toBe(1);
+    });
+
+    it('counts a filtered list up to 10,000 rows, says so, and walks past the bound by cursor', async () => {
+      const db = runtime.database.db;
+      const writer = (await addUser(db, { username: 'prolific' })).id;
+      await db.execute(sql`INSERT INTO comments (question_id, author_id, content, created_at)
+        SELECT ${id.q5!}, ${writer}, 'Comment ' || i, '2030-01-01'::timestamptz + i * interval '1 second'
+        FROM generate_series(1, 10005) AS i`);
+      const window = '/api/comments?fromdate=2030-01-01';
+      const first = await ok(window);
+      expect(first.pagination).toMatchObject({ total_items: 10_000, total_pages: 500, total_bounded: true });
+      const last = await ok(`${window}&page=500`);
+      expect(last.comments).toHaveLength(20);
+      expect(last.pagination.next_cursor).toEqual(expect.any(String));
+      expect((await ok(`${window}&page=501`)).comments).toEqual([]);
+      const past = await ok(`${window}&cursor=${last.pagination.next_cursor}`);
+      expect(past.comments.map((c: { content: string }) => c.content)).toEqual(
+        [5, 4, 3, 2, 1].map((i) => `Comment ${i}`),
+      );
+      expect(past.pagination.next_cursor).toBeNull();
+      // The user's list has its own counter: exact, not bounded.
+      const own = await ok(`/api/users/${writer}/comments`);
+      expect(own.pagination.total_items).toBe(10_005);
+      expect(own.pagination.total_bounded).toBeUndefined();
+      expect((await ok('/api/info')).totals.comments).toBe(10_008);
     });
   });
 });
