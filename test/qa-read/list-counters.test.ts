@@ -65,7 +65,21 @@ describe('list totals under concurrent writes', () => {
             await tx`INSERT INTO question_tags (question_id, tag_id) VALUES (${q!.id}, ${tag})`;
           }
         } else if (kind <= 5) {
-          await tx`INSERT INTO answers (question_id, author_id, content) VALUES (${pick(questions)!}, ${pick(users)!}, 'A')`;
+          const question = pick(questions)!;
+          const [a] = await tx<{ id: number }[]>`
+            INSERT INTO answers (question_id, author_id, content) VALUES (${question}, ${pick(users)!}, 'A')
+            RETURNING id`;
+          // Comments (0011's comment counters) and accepts (questions:accepted) race as well.
+          if (Math.random() < 0.5) {
+            await tx`INSERT INTO comments (answer_id, author_id, content) VALUES (${a!.id}, ${pick(users)!}, 'C')`;
+          }
+          if (Math.random() < 0.3) {
+            await tx`UPDATE answers SET is_accepted = true WHERE id = ${a!.id}
+                       AND NOT EXISTS (SELECT 1 FROM answers WHERE question_id = ${question} AND is_accepted)`;
+          }
+          if (Math.random() < 0.2) {
+            await tx`DELETE FROM comments WHERE id = (SELECT id FROM comments ORDER BY random() LIMIT 1)`;
+          }
         } else if (kind === 6) {
           await tx`DELETE FROM answers WHERE id = (SELECT id FROM answers ORDER BY random() LIMIT 1)`;
         } else if (kind === 7) {
@@ -111,6 +125,14 @@ describe('list totals under concurrent writes', () => {
                   WHERE answers_count = 0 AND category_id IS NOT NULL GROUP BY category_id
         UNION ALL SELECT 'tag:' || qt.tag_id || ':unanswered', count(*) FROM question_tags qt
                   JOIN questions q ON q.id = qt.question_id WHERE q.answers_count = 0 GROUP BY qt.tag_id
+        -- Migration 0011's scopes (issue 19's reads).
+        UNION ALL SELECT 'answers', count(*) FROM answers
+        UNION ALL SELECT 'comments', count(*) FROM comments
+        UNION ALL SELECT 'questions:accepted', count(*) FROM questions WHERE has_accepted
+        UNION ALL SELECT 'user:' || author_id || ':comments', count(*) FROM comments GROUP BY author_id
+        UNION ALL SELECT agora_day_scope(created_at, 'questions'), count(*) FROM questions GROUP BY 1
+        UNION ALL SELECT agora_day_scope(created_at, 'answers'), count(*) FROM answers GROUP BY 1
+        UNION ALL SELECT agora_day_scope(created_at, 'comments'), count(*) FROM comments GROUP BY 1
       )
       SELECT coalesce(t.scope, c.scope) AS scope, coalesce(t.n, 0)::int AS expected, coalesce(c.n, 0)::int AS counted
       FROM truth t FULL JOIN list_counts c ON c.scope = t.scope
