@@ -13,6 +13,9 @@ CREATE INDEX answers_author_newest_idx ON answers (author_id, created_at DESC NU
 --> statement-breakpoint
 CREATE INDEX answers_author_votes_idx ON answers (author_id, votes DESC NULLS LAST, id DESC NULLS LAST);
 --> statement-breakpoint
+-- A user's questions that have an accepted answer (their timeline's accepts).
+CREATE INDEX questions_author_accepted_idx ON questions (author_id, id) WHERE has_accepted;
+--> statement-breakpoint
 CREATE INDEX answers_newest_idx ON answers (created_at DESC NULLS LAST, id DESC NULLS LAST);
 --> statement-breakpoint
 CREATE INDEX comments_newest_idx ON comments (created_at DESC NULLS LAST, id DESC NULLS LAST);

@@ -80,7 +80,7 @@ function keyText(key: { expr: SQL; type: KeyType }): SQL {
     : key.expr;
 }
 
-function keyValue(type: KeyType, value: string | number): SQL {
+export function keyValue(type: KeyType, value: string | number): SQL {
   const bad = () => new ValidationError('Invalid cursor: pass the next_cursor of the same list unchanged');
   if (type === 'int') {
     if (typeof value !== 'number' || !Number.isInteger(value) || Math.abs(value) > MAX_INT4) throw bad();

@@ -1,7 +1,8 @@
-import { sql } from 'drizzle-orm';
+import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { iso, rows } from './pagination.js';
-import { seekPage, type SeekOrder } from './seek.js';
+import { decodeCursor, encodeCursor } from './cursor.js';
+import { keyValue } from './seek.js';
 
 export const USER_TAG_SORTS = ['score', 'count'] as const;
 export type UserTagSort = (typeof USER_TAG_SORTS)[number];
@@ -32,28 +33,67 @@ export interface TimelineEvent {
 // The kinds as numbers, so that two events at the same instant still have one order (kind, then id).
 const KIND = { question: 1, answer: 2, comment: 3, accepted: 4 } as const;
 
-const TIMELINE_ORDER: SeekOrder = {
-  direction: 'desc',
-  keys: [
-    { expr: sql`t.at`, type: 'timestamptz' },
-    { expr: sql`t.kind`, type: 'int' },
-    { expr: sql`t.id`, type: 'int' },
-  ],
-};
+/** Where a timeline page starts: before the last shown event's (time, kind, id), or at the top. */
+interface TimelineSeek {
+  at: SQL;
+  kind: SQL;
+  id: SQL;
+}
 
-/** The events of one user, each branch read from that user's index of its table (migration 0011). */
-const timelineOf = (userId: number) => sql`(
-  SELECT q.created_at AS at, ${sql.raw(String(KIND.question))} AS kind, q.id, q.id AS question_id FROM questions q WHERE q.author_id = ${userId}
-  UNION ALL
-  SELECT a.created_at, ${sql.raw(String(KIND.answer))}, a.id, a.question_id FROM answers a WHERE a.author_id = ${userId}
-  UNION ALL
-  SELECT c.created_at, ${sql.raw(String(KIND.comment))}, c.id, coalesce(c.question_id, ca.question_id)
-    FROM comments c LEFT JOIN answers ca ON ca.id = c.answer_id WHERE c.author_id = ${userId}
-  UNION ALL
-  SELECT a.accepted_at, ${sql.raw(String(KIND.accepted))}, a.id, q.id
-    FROM questions q JOIN answers a ON a.question_id = q.id AND a.is_accepted
-    WHERE q.author_id = ${userId} AND a.accepted_at IS NOT NULL
-) t`;
+/**
+ * One kind of event of one user, newest first, at most `take` of them from the seek position: each branch is a
+ * range of that user's date index of its table (migration 0011), `at <= last time` bounding the scan and the row
+ * comparison placing it exactly, so a page costs the same at any depth of any user's history.
+ */
+function branch(kind: number, at: SQL, id: SQL, body: SQL, seek: TimelineSeek | undefined, take: number) {
+  const k = sql.raw(String(kind));
+  const after = seek
+    ? sql`AND ${at} <= ${seek.at} AND (${at}, ${k}, ${id}) < (${seek.at}, ${seek.kind}, ${seek.id})`
+    : sql``;
+  return sql`(SELECT ${at} AS at, ${k} AS kind, ${id} AS id, question_id FROM ${body} ${after}
+              ORDER BY ${at} DESC NULLS LAST, ${id} DESC NULLS LAST LIMIT ${take})`;
+}
+
+const timelineOf = (userId: number, seek: TimelineSeek | undefined, take: number) =>
+  sql.join(
+    [
+      branch(
+        KIND.question,
+        sql`q.created_at`,
+        sql`q.id`,
+        sql`(SELECT *, id AS question_id FROM questions) q WHERE q.author_id = ${userId}`,
+        seek,
+        take,
+      ),
+      branch(
+        KIND.answer,
+        sql`a.created_at`,
+        sql`a.id`,
+        sql`answers a WHERE a.author_id = ${userId}`,
+        seek,
+        take,
+      ),
+      branch(
+        KIND.comment,
+        sql`c.created_at`,
+        sql`c.id`,
+        sql`(SELECT c.id, c.author_id, c.created_at, coalesce(c.question_id, ca.question_id) AS question_id
+             FROM comments c LEFT JOIN answers ca ON ca.id = c.answer_id) c WHERE c.author_id = ${userId}`,
+        seek,
+        take,
+      ),
+      branch(
+        KIND.accepted,
+        sql`a.accepted_at`,
+        sql`a.id`,
+        sql`(SELECT a.*, q.author_id AS asker_id FROM questions q JOIN answers a ON a.question_id = q.id AND a.is_accepted WHERE q.has_accepted) a
+             WHERE a.asker_id = ${userId} AND a.accepted_at IS NOT NULL`,
+        seek,
+        take,
+      ),
+    ],
+    sql` UNION ALL `,
+  );
 
 const TYPE_OF = Object.fromEntries(Object.entries(KIND).map(([type, n]) => [n, type])) as Record<
   number,
@@ -91,25 +131,34 @@ export function userActivityRepository(db: Db) {
       userId: number,
       params: { limit: number; cursor?: string },
     ): Promise<{ events: TimelineEvent[]; next_cursor: string | null }> {
-      const { items, pagination } = await seekPage<{
+      const list = JSON.stringify(['timeline', userId]);
+      const from = params.cursor === undefined ? undefined : decodeCursor(params.cursor, list, 3);
+      const seek = from && {
+        at: keyValue('timestamptz', from.key[0]!),
+        kind: keyValue('int', from.key[1]!),
+        id: keyValue('int', from.key[2]!),
+      };
+      // One row more than the page says whether a next page exists.
+      const take = params.limit + 1;
+      const found = await rows<{
         kind: number;
         id: number;
         question_id: number;
         created_at: string;
+        key_at: string;
       }>(
         db,
-        {
-          list: JSON.stringify(['timeline', userId]),
-          columns: sql`t.kind, t.id, t.question_id, ${iso(sql`t.at`)} AS created_at`,
-          from: timelineOf(userId),
-          where: sql`true`,
-          order: TIMELINE_ORDER,
-          // No count: every page is read from the top or from the cursor, one row more telling whether more follow.
-          total: Number.MAX_SAFE_INTEGER,
-          bounded: true,
-        },
-        { page: 1, limit: params.limit, cursor: params.cursor },
+        sql`SELECT t.kind, t.id, t.question_id, ${iso(sql`t.at`)} AS created_at,
+                   to_char(t.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS key_at
+            FROM (${timelineOf(userId, seek, take)}) t
+            ORDER BY t.at DESC NULLS LAST, t.kind DESC, t.id DESC LIMIT ${take}`,
       );
+      const items = found.slice(0, params.limit);
+      const last = items.at(-1);
+      const next =
+        found.length > params.limit && last
+          ? encodeCursor({ list, key: [last.key_at, last.kind, last.id], page: (from?.page ?? 1) + 1 })
+          : null;
       const ids = [...new Set(items.map((e) => e.question_id))];
       const questions = new Map(
         (ids.length === 0
@@ -132,7 +181,7 @@ export function userActivityRepository(db: Db) {
             created_at: e.created_at,
           };
         }),
-        next_cursor: pagination.next_cursor,
+        next_cursor: next,
       };
     },
   };
