@@ -313,6 +313,7 @@ describe('issue 19 reads: vectors, per-user activity, tags, windows, comments, i
       expect(ids((await ok('/api/questions?sort=views&min=10')).questions)).toEqual($('q2', 'q1'));
       expect(ids((await ok(`/api/questions?min=${at(5).toISOString()}`)).questions)).toEqual($('q6', 'q5'));
       expect(ids((await ok('/api/users?sort=reputation&max=60')).users)).toEqual($('alice', 'bob'));
+      expect(ids((await ok('/api/users?sort=name&min=B&max=c')).users)).toEqual($('bob'));
       expect(
         ids((await ok(`/api/users?sort=newest&order=asc&fromdate=${at(1).toISOString()}`)).users),
       ).toEqual($('bob', 'carol'));
