@@ -239,6 +239,11 @@ describe('issue 19 reads: vectors, per-user activity, tags, windows, comments, i
         question_slug: 'slug-q1',
         created_at: at(10).toISOString(),
       });
+      await bad(`/api/users/${id.bob}/timeline?limit=101`);
+      await bad(`/api/users/${id.bob}/tags?sort=bogus`);
+      await bad(`/api/users/${id.bob}/tags?limit=0`);
+      await bad('/api/users/999999/tags', 404);
+      await bad('/api/users/999999/comments', 404);
       await bad('/api/users/999999/timeline', 404);
       await bad(`/api/users/${id.bob}/timeline?cursor=abc`);
     });
@@ -267,6 +272,8 @@ describe('issue 19 reads: vectors, per-user activity, tags, windows, comments, i
       expect(month.map((t: { user: { id: number } }) => t.user.id)).toEqual($('alice'));
       await bad('/api/tags/ipa/top-answerers?period=year');
       await bad('/api/tags/nope/related', 404);
+      await bad('/api/tags/ipa/related?limit=0');
+      await bad('/api/tags/nope/top-answerers', 404);
     });
 
     it('filters /questions by several tags, all of which must match, in every sort', async () => {
@@ -401,6 +408,21 @@ describe('issue 19 reads: vectors, per-user activity, tags, windows, comments, i
   });
 
   describe('HTTP behaviour of the new routes', () => {
+    it('sets the accept time when an answer is accepted and clears it when unaccepted', async () => {
+      const db = runtime.database.db;
+      const read = async () =>
+        (
+          (await db.execute(sql`SELECT accepted_at FROM answers WHERE id = ${id.a4!}`)) as unknown as {
+            accepted_at: unknown;
+          }[]
+        )[0]!.accepted_at;
+      expect(await read()).toBeNull();
+      await db.execute(sql`UPDATE answers SET is_accepted = true WHERE id = ${id.a4!}`);
+      expect(await read()).not.toBeNull();
+      await db.execute(sql`UPDATE answers SET is_accepted = false WHERE id = ${id.a4!}`);
+      expect(await read()).toBeNull();
+    });
+
     it('answers 304 to a matching ETag and serves public reads from the cache', async () => {
       for (const url of ['/api/info', `/api/answers/${id.a1}`, '/api/comments', '/api/tags/ipa']) {
         const first = await app.inject(url);
