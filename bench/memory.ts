@@ -11,6 +11,7 @@
  * /proc (Linux), sampled every 100 ms. Loopback only; bounded by --runs and --duration.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -113,6 +114,8 @@ function roles(env: Record<string, string>): Role[] {
         dataDir = mkdtempSync(path.join(os.tmpdir(), 'agora-bench-memory-'));
         const [qaPort, verifyPort] = [await freePort(), await freePort()];
         const child = start(variant, 'bin/start', [], {
+          // The local default, as `npm start` runs it.
+          NODE_ENV: 'development',
           DATABASE_URL: '',
           DATA_DIR: dataDir,
           QUEUE_PREFIX: `${PREFIX}-embedded`,
@@ -218,7 +221,13 @@ try {
     { name: 'compiled', argv: (entry) => [path.join(build.dir, `${entry}.js`)] },
   ];
   const databaseUrl = await resetBenchState(DATABASE, PREFIX);
-  const env = { ...benchEnv(databaseUrl, PREFIX), RATE_LIMIT_ENABLED: 'false', WORKER_METRICS_PORT: '0' };
+  const env = {
+    ...benchEnv(databaseUrl, PREFIX),
+    // Production refuses to start without a real secret; this one exists only for the bench's processes.
+    APP_SECRET: randomBytes(36).toString('base64'),
+    RATE_LIMIT_ENABLED: 'false',
+    WORKER_METRICS_PORT: '0',
+  };
   log(`seeding ${questions} questions…`);
   await runScript('bin/seed.ts', ['--questions', String(questions)], env, 'stderr');
 

@@ -27,7 +27,7 @@ prune() {
   npm prune --omit=dev --no-audit --no-fund --loglevel=error
   # Nothing that only tests or builds need may remain (typescript stays: valibot, under bull-board, has it as
   # an optional peer, and npm keeps installed optional peers).
-  for dev in vitest eslint playwright-core drizzle-kit smtp-server autocannon; do
+  for dev in vitest eslint playwright-core drizzle-kit smtp-server autocannon tsx; do
     if [ -e "node_modules/$dev" ]; then echo "dev dependency $dev survived the prune" >&2; exit 1; fi
   done
 }
