@@ -26,8 +26,9 @@ function whereThingsAre(config: Config, role: string): Record<string, string> {
 }
 
 /**
- * The start-up of every role, shared by the entry points (bin/start.ts, bin/workers.ts). `npm start` runs both services and every worker in one process (the local
- * default); `--role qa|verify|workers` runs one role alone for scaled deployments.
+ * The start-up of every role, shared by the entry points (bin/start.ts, bin/workers.ts). `--role all` (the
+ * default, `npm start`) runs both services and every worker in one process, the local default;
+ * `--role qa|verify|workers` runs one role alone for scaled deployments.
  */
 export async function startRoles(argv: string[] = process.argv.slice(2)): Promise<void> {
   const { values } = parseArgs({
