@@ -14,7 +14,7 @@ import { AppError } from '../shared/errors.js';
 import { createPoll } from '../shared/polls/creation.js';
 import { isSecretName, maskSecret } from '../shared/secrets.js';
 import type { Runtime } from '../shared/runtime.js';
-import { bootRuntime, cliLogger, configOrExit } from './process.js';
+import { bootRuntime, cliLogger, configOrExit } from '../roles/process.js';
 
 const USAGE = `Usage: npm run admin -- <command>
   keys create --user NAME [--plan authenticated|premium] [--scopes qa:write,verify,admin] [--name TEXT] [--json]

@@ -5,7 +5,7 @@ import { openDatabase } from '../shared/db/client.js';
 import { migrateDatabase } from '../shared/db/migrate.js';
 import { ForeignContentError, importStackExchange } from '../shared/stackexchange/import.js';
 import { createProgress } from '../shared/progress.js';
-import { configOrExit } from './process.js';
+import { configOrExit } from '../roles/process.js';
 
 const USAGE = `Usage: npm run import:stackexchange -- DIR [--reset]
   DIR      a Stack Exchange data-dump folder (Posts.xml required; Users, Tags, Votes, Comments, Badges used when present)

@@ -1,4 +1,4 @@
-import { bootRuntime, cliLogger, configOrExit } from './process.js';
+import { bootRuntime, cliLogger, configOrExit } from '../roles/process.js';
 
 /** `npm run migrate`: applies pending migrations (under the advisory lock) and exits. */
 const config = configOrExit();

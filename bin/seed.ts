@@ -3,7 +3,7 @@ import { openDatabase } from '../shared/db/client.js';
 import { migrateDatabase } from '../shared/db/migrate.js';
 import { NotEmptyError, seedDatabase } from '../shared/demo/seed.js';
 import { createProgress } from '../shared/progress.js';
-import { configOrExit } from './process.js';
+import { configOrExit } from '../roles/process.js';
 
 const USAGE = `Usage: npm run seed -- [--questions N] [--seed S] [--reset]
   --questions N  how many questions (default 200, at most 1000000); users, answers, comments and votes scale with it

@@ -40,6 +40,17 @@ export const rateLimitRejections = new Counter({
   registers: [registry],
 });
 
+/**
+ * 1 while a dependency answered the last readiness check, else 0; `required`: "false" for one the service can
+ * serve without (it then reports itself degraded, not unready). Set by every `/ready` probe.
+ */
+export const dependencyUp = new Gauge({
+  name: 'agora_dependency_up',
+  help: 'Whether a dependency answered the last readiness check (1) or not (0), by service, dependency and whether the service needs it',
+  labelNames: ['service', 'dependency', 'required'] as const,
+  registers: [registry],
+});
+
 export const jobDuration = new Histogram({
   name: 'agora_job_duration_seconds',
   help: 'Processing time of a job attempt, by queue, job name and outcome (completed | failed)',

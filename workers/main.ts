@@ -1,10 +1,10 @@
-import { main } from '../bin/start.js';
+import { startRoles } from '../roles/start.js';
 
 /**
- * The worker process: `tsx workers/main.ts --queues verify,ai` (or WORKER_QUEUES) serves those queues; with
- * neither, all of them. Same boot and shutdown as every role, through bin/start.
+ * The worker process under its older path, kept so that existing commands and scripts go on working; the
+ * entry point is bin/workers.ts (same arguments, same start-up: roles/start.ts).
  */
-main(['--role', 'workers', ...process.argv.slice(2)]).catch((err) => {
+startRoles(['--role', 'workers', ...process.argv.slice(2)]).catch((err) => {
   process.stderr.write(`agora workers failed to start: ${err instanceof Error ? err.stack : String(err)}\n`);
   process.exit(1);
 });

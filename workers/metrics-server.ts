@@ -13,7 +13,7 @@ export interface MetricsServer {
 /**
  * A worker process has no HTTP app, so Prometheus scrapes this tiny listener instead: `GET /metrics` (job
  * durations and failures of the queues this process serves, queue depth, process metrics) and `GET /health`
- * for a liveness probe. Port 0 in WORKER_METRICS_PORT turns it off (see bin/start.ts).
+ * for a liveness probe. Port 0 in WORKER_METRICS_PORT turns it off (startWorkerMetrics, below).
  */
 export async function startMetricsServer(options: {
   host: string;
@@ -69,10 +69,16 @@ function send(res: http.ServerResponse, status: number, contentType: string, tex
   res.end(res.req.method === 'HEAD' ? undefined : text);
 }
 
+/** How many ports after WORKER_METRICS_PORT a worker process tries when the ones before are taken. */
+export const WORKER_METRICS_PORT_SPAN = 32;
+
+const isAddressInUse = (err: unknown) => (err as NodeJS.ErrnoException).code === 'EADDRINUSE';
+
 /**
- * The listener of a workers-role process: WORKER_METRICS_PORT, 0 = off. A port already taken (two worker
- * processes on one host with the same setting) is logged and the worker runs on without it: metrics are worth
- * less than the jobs. Give each process its own port when several share a host.
+ * The listener of a workers-role process: WORKER_METRICS_PORT (0 = off), or the next free port after it when
+ * another process of this host has it (several worker processes on one host need no hand-set ports; each logs
+ * the port it got, and a scraper finds them in that range). With every port of the range taken, or any other
+ * failure, the error is logged and the worker runs on without metrics: metrics are worth less than the jobs.
  */
 export async function startWorkerMetrics(
   config: { host: string; workerMetricsPort: number },
@@ -80,20 +86,20 @@ export async function startWorkerMetrics(
   queues: Pick<Queues, 'queue'>,
   served: readonly QueueName[],
 ): Promise<MetricsServer | undefined> {
-  if (config.workerMetricsPort === 0) return undefined;
-  try {
-    return await startMetricsServer({
-      host: config.host,
-      port: config.workerMetricsPort,
-      logger,
-      queues,
-      served,
-    });
-  } catch (err) {
-    logger.error(
-      { err, port: config.workerMetricsPort },
-      'worker metrics listener not started; /metrics is off here',
-    );
-    return undefined;
+  const first = config.workerMetricsPort;
+  if (first === 0) return undefined;
+  const last = Math.min(65535, first + WORKER_METRICS_PORT_SPAN - 1);
+  for (let port = first; port <= last; port++) {
+    try {
+      return await startMetricsServer({ host: config.host, port, logger, queues, served });
+    } catch (err) {
+      if (isAddressInUse(err) && port < last) continue;
+      logger.error(
+        { err, ports: `${first}-${port}` },
+        'worker metrics listener not started; /metrics is off here',
+      );
+      return undefined;
+    }
   }
+  return undefined;
 }

@@ -1,5 +1,6 @@
-import { UnrecoverableError, Worker, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { QueueName } from '../shared/config.js';
+import { isDatabaseUnavailable } from '../shared/db/unavailable.js';
 import { recordJob } from '../shared/metrics.js';
 import { catalog, type CatalogQueue } from '../shared/queues/catalog.js';
 import { InvalidPayloadError, validatePayload } from '../shared/queues/producer.js';
@@ -35,7 +36,7 @@ export async function startWorkerPool(deps: WorkerDeps, requested: readonly stri
     for (const s of catalog[name].schedulers?.(deps.config) ?? []) {
       await deps.queues.queue(name).upsertJobScheduler(s.id, s.repeat, { name: s.job, data: s.payload });
     }
-    const worker = new Worker(name, (job) => runJob(name, processor, job, deps), {
+    const worker = new Worker(name, (job, token) => runJob(name, processor, job, deps, token), {
       connection,
       prefix: deps.config.queuePrefix,
       concurrency: processor.concurrency,
@@ -77,11 +78,15 @@ export async function startWorkerPool(deps: WorkerDeps, requested: readonly stri
   };
 }
 
+/** How long a job that met a PostgreSQL outage waits before it runs again. */
+const DATABASE_RETRY_DELAY_MS = 2000;
+
 async function runJob(
   queue: CatalogQueue,
   processor: QueueProcessor<CatalogQueue>,
   job: Job,
   deps: WorkerDeps,
+  token?: string,
 ) {
   const log = deps.logger.child({
     queue,
@@ -102,7 +107,20 @@ async function runJob(
   ];
   if (!handler) throw new UnrecoverableError(`no handler for ${queue}/${job.name}`);
   const started = Date.now();
-  const result = await handler(job.data, { job, log });
+  let result: unknown;
+  try {
+    result = await handler(job.data, { job, log });
+  } catch (err) {
+    if (!isDatabaseUnavailable(err) || !token) throw err;
+    // PostgreSQL is away: the job is not at fault, so it waits and runs again without spending an attempt,
+    // however long the outage lasts (BullMQ's documented way: move to delayed, then throw DelayedError).
+    log.warn(
+      { err: (err as Error).message, retryInMs: DATABASE_RETRY_DELAY_MS },
+      'database unavailable; job put back',
+    );
+    await job.moveToDelayed(Date.now() + DATABASE_RETRY_DELAY_MS, token);
+    throw new DelayedError();
+  }
   log.debug({ durationMs: Date.now() - started }, 'job completed');
   return result;
 }

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
+import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../../shared/db/unavailable.js';
 import { AppError } from '../../shared/errors.js';
 import { lingerOnUnreadBody } from './linger.js';
 
@@ -21,17 +22,33 @@ function describe(err: FastifyError | AppError | Error): {
   const fastifyError = err as FastifyError;
   // Already in plain words, naming the field (validation.ts).
   if (fastifyError.validation) return { code: 400, message: fastifyError.message };
+  // An outage, not a bug: the caller may retry shortly (docs/operations.md, "PostgreSQL outages").
+  if (isDatabaseUnavailable(err))
+    return {
+      code: 503,
+      message: 'Service temporarily unavailable; try again shortly',
+      headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
+    };
   const status = fastifyError.statusCode;
   // Fastify's own client errors (bad JSON, body too large, unsupported media type) carry a safe message.
   if (status && status >= 400 && status < 500) return { code: status, message: fastifyError.message };
   return { code: 500, message: 'Internal server error' };
 }
 
+/** The messages of an error and its causes, e.g. "Failed query <- connect ECONNREFUSED 127.0.0.1:5432". */
+function causes(err: unknown): string {
+  const messages: string[] = [];
+  for (let e = err; e instanceof Error && messages.length < 5; e = e.cause) messages.push(e.message);
+  return messages.join(' <- ');
+}
+
 /** Every error leaves as `{error, message, code}`; a 5xx never carries the real message, which is logged instead. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const { code, message, headers } = describe(err);
-    if (code >= 500) request.log.error({ err }, 'request failed');
+    // 503s of an outage come by the hundred: one line each, without the stack.
+    if (code === 503) request.log.warn({ err: causes(err), code }, 'request refused: unavailable');
+    else if (code >= 500) request.log.error({ err }, 'request failed');
     else request.log.info({ code, message }, 'request rejected');
     if (headers) reply.headers(headers);
     lingerOnUnreadBody(request, reply);

@@ -3,7 +3,7 @@ import helmet from '@fastify/helmet';
 import { createAuthenticator } from '../../shared/access/authenticate.js';
 import { readinessChecks } from '../../shared/runtime.js';
 import { authPlugin } from '../http/auth.js';
-import { healthRoutes } from '../http/health.js';
+import { healthRoutes, serviceReadiness } from '../http/health.js';
 import { registerHome } from '../http/home.js';
 import { conveniencesPlugin, httpConveniences } from '../http/conveniences.js';
 import { metricsPlugin } from '../http/metrics.js';
@@ -56,7 +56,7 @@ export async function buildQaApp(deps: QaDeps) {
     ttlMs: deps.config.qa.readCacheTtlMs,
     maxBytes: deps.config.qa.readCacheMaxMb * 2 ** 20,
   });
-  await app.register(healthRoutes, { checks: readinessChecks(deps) });
+  await app.register(healthRoutes, serviceReadiness('qa', readinessChecks(deps)));
   await registerOpenApi(app);
   registerHome(app, {
     service: 'Agora Q&A',

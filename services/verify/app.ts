@@ -2,7 +2,7 @@ import helmet from '@fastify/helmet';
 import { createAuthenticator } from '../../shared/access/authenticate.js';
 import { readinessChecks } from '../../shared/runtime.js';
 import { authPlugin } from '../http/auth.js';
-import { healthRoutes } from '../http/health.js';
+import { healthRoutes, serviceReadiness } from '../http/health.js';
 import { registerHome } from '../http/home.js';
 import { conveniencesPlugin, httpConveniences } from '../http/conveniences.js';
 import { metricsPlugin } from '../http/metrics.js';
@@ -37,7 +37,7 @@ export async function buildVerifyApp(deps: VerifyDeps) {
   });
   // Per-key budgets; routes with config.rateLimitCost count each address of a batch.
   await app.register(rateLimitPlugin, { redis: deps.redis, config: deps.config, service: 'verify' });
-  await app.register(healthRoutes, { checks: readinessChecks(deps) });
+  await app.register(healthRoutes, serviceReadiness('verify', readinessChecks(deps)));
   registerHome(app, {
     service: 'Agora verification',
     description:

@@ -63,6 +63,20 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 
 type PostgresTarget = { url: string } | { socket: string };
 
+/**
+ * While PostgreSQL is away, a query waits for its connection to be (re)established: these two bound that wait,
+ * so that a request fails within a second or two (a 503, services/http/errors.ts) instead of hanging until the
+ * server is back. A server that does not answer the handshake within the connect timeout counts as away.
+ */
+const CONNECT_TIMEOUT_SECONDS = 2;
+/**
+ * postgres.js waits this long before reconnecting a connection that failed; its default grows to 20 s after a
+ * few failures, and every query queued on that connection waits with it. Short and capped here: a refused
+ * connection costs the server nothing, and recovery is noticed within half a second.
+ */
+const reconnectDelaySeconds = (failures: number) =>
+  Math.min(0.5, 0.05 * 2 ** failures) * (0.5 + Math.random() / 2);
+
 async function openPostgres(
   target: PostgresTarget,
   max: number,
@@ -73,8 +87,9 @@ async function openPostgres(
   const options = {
     max,
     onnotice: () => {},
-    connect_timeout: 10,
+    connect_timeout: CONNECT_TIMEOUT_SECONDS,
     idle_timeout: 60,
+    backoff: reconnectDelaySeconds,
     connection: statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {},
     // Count and id columns are bigint in aggregates; our values fit in a double.
     types: {

@@ -62,23 +62,25 @@ describe('infra/build-image-steps.sh', () => {
       const built = await run('bash', ['infra/build-image-steps.sh', 'all'], context, TEN_MINUTES);
       expect(built.code, built.output.slice(-3000)).toBe(0);
 
-      for (const runtimeDependency of ['fastify', 'bullmq', 'tsx', 'prom-client', '@bull-board/fastify']) {
+      for (const runtimeDependency of ['fastify', 'bullmq', 'prom-client', '@bull-board/fastify']) {
         expect(existsSync(path.join(context, 'node_modules', runtimeDependency)), runtimeDependency).toBe(
           true,
         );
       }
-      for (const devDependency of ['vitest', 'eslint', 'playwright-core', 'drizzle-kit']) {
+      // tsx too: the image runs compiled code; tsx is for development.
+      for (const devDependency of ['vitest', 'eslint', 'playwright-core', 'drizzle-kit', 'tsx']) {
         expect(existsSync(path.join(context, 'node_modules', devDependency)), devDependency).toBe(false);
       }
-      // The runtime stage's command, on every entry point's module graph (nothing listens: imports only).
+      // The runtime stage's command (plain node, compiled code), on every entry point's module graph
+      // (nothing listens: imports only).
+      for (const asset of ['dist/shared/db/migrations', 'dist/shared/ai/models/spam-model.json', 'dist/data'])
+        expect(existsSync(path.join(context, asset)), asset).toBe(true);
       const smoke = await run(
         process.execPath,
         [
-          '--import',
-          'tsx',
           '--input-type=module',
           '-e',
-          "for (const m of ['./services/qa/app.ts', './services/verify/app.ts', './workers/registry.ts', './bin/process.ts']) await import(m); console.log('entry points load');",
+          "for (const m of ['./dist/services/qa/app.js', './dist/services/verify/app.js', './dist/workers/registry.js', './dist/roles/process.js']) await import(m); console.log('entry points load');",
         ],
         context,
         120_000,

@@ -38,8 +38,11 @@ const slowestJobMs = (env: Record<string, string>) => {
   const config = loadConfig(env);
   return Math.max(config.verify.probeTimeoutMs, config.verify.bulkDeadlineMs, config.ai.deadlineMs);
 };
+/** A command of the image runs compiled code (dist/x.js, from x.ts by `npm run build`) of a real entry point in bin/. */
 const entryPoint = (args: string[]) => {
-  expect(existsSync(path.join(ROOT, args[0]!)), args[0]).toBe(true);
+  expect(args[0]).toMatch(/^dist\/bin\/[a-z-]+\.js$/);
+  const source = args[0]!.replace(/^dist\//, '').replace(/\.js$/, '.ts');
+  expect(existsSync(path.join(ROOT, source)), source).toBe(true);
   const role = args.indexOf('--role');
   if (role >= 0) expect(['all', 'qa', 'verify', 'workers']).toContain(args[role + 1]);
 };
@@ -71,7 +74,7 @@ describe('Kubernetes manifests', () => {
     '%s: role %s, readiness on /ready and liveness on /health at the configured port',
     (name, role, portVar) => {
       const c = container(name);
-      expect(c.args).toEqual(['bin/start.ts', '--role', role]);
+      expect(c.args).toEqual(['dist/bin/start.js', '--role', role]);
       entryPoint(c.args);
       const port = c.ports.find((p: Doc) => p.name === 'http').containerPort;
       expect(String(port)).toBe(envOf(c)[portVar]);
@@ -87,7 +90,7 @@ describe('Kubernetes manifests', () => {
 
   it('workers: a grace period longer than the longest job, liveness on the metrics listener, an HPA', () => {
     const c = container('agora-workers');
-    expect(c.args[0]).toBe('workers/main.ts');
+    expect(c.args[0]).toBe('dist/bin/workers.js');
     entryPoint(c.args);
     const env = envOf(c);
     const config = loadConfig(env);
@@ -122,7 +125,7 @@ describe('Kubernetes manifests', () => {
       expect(pod.containers[0].securityContext.allowPrivilegeEscalation).toBe(false);
     }
     const job = byKind('Job', 'agora-migrate')!.spec.template.spec.containers[0];
-    expect(job.args).toEqual(['bin/migrate.ts']);
+    expect(job.args).toEqual(['dist/bin/migrate.js']);
     entryPoint(job.args);
   });
 });
@@ -136,10 +139,10 @@ describe('compose.yaml', () => {
     const redis = services.redis!.command.join(' ');
     expect(redis).toContain('--maxmemory-policy noeviction');
     expect(redis).toContain('--appendonly yes');
-    expect(services.qa!.command).toEqual(['bin/start.ts', '--role', 'qa']);
-    expect(services.verify!.command).toEqual(['bin/start.ts', '--role', 'verify']);
-    expect(services.workers!.command).toEqual(['workers/main.ts']);
-    expect(services.migrate!.command).toEqual(['bin/migrate.ts']);
+    expect(services.qa!.command).toEqual(['dist/bin/start.js', '--role', 'qa']);
+    expect(services.verify!.command).toEqual(['dist/bin/start.js', '--role', 'verify']);
+    expect(services.workers!.command).toEqual(['dist/bin/workers.js']);
+    expect(services.migrate!.command).toEqual(['dist/bin/migrate.js']);
     for (const s of ['qa', 'verify', 'workers', 'migrate']) entryPoint(services[s]!.command);
     // `--scale workers=4` needs no fixed name and no published host port.
     expect(services.workers!.container_name).toBeUndefined();
@@ -176,14 +179,17 @@ describe('Dockerfile', () => {
 
   it('is multi-stage, builds with infra/build-image-steps.sh and runs as a non-root user', () => {
     expect(stages.length).toBeGreaterThanOrEqual(2);
-    for (const step of ['install', 'check', 'prune'])
+    for (const step of ['install', 'check', 'build', 'prune'])
       expect(dockerfile).toContain(`infra/build-image-steps.sh ${step}`);
     const runtime = stages.at(-1)!;
     expect(runtime).toMatch(/^USER node$/m);
-    expect(runtime).toContain('ENTRYPOINT ["node", "--import", "tsx"]');
+    // Compiled code, plain node: no TypeScript loader at run time.
+    expect(runtime).toContain('ENTRYPOINT ["node"]');
+    expect(runtime).toContain('CMD ["dist/bin/start.js", "--role", "all"]');
+    expect(runtime).not.toContain('tsx');
     // Everything the runtime stage copies exists, and nothing of test/ or bench/ goes in.
     for (const [, dir] of runtime.matchAll(/^COPY --from=build \S+ \/app\/(\S+) /gm)) {
-      expect(existsSync(path.join(ROOT, dir!)) || dir === 'node_modules', dir).toBe(true);
+      expect(existsSync(path.join(ROOT, dir!)) || ['node_modules', 'dist'].includes(dir!), dir).toBe(true);
     }
     expect(runtime).not.toMatch(/\/app\/(test|bench)\b/);
     const ignored = read('Dockerfile.dockerignore').split('\n');

@@ -15,11 +15,20 @@ export interface RunningProcess {
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
-/** Starts one of the project's entry points (e.g. `workers/main.ts`) as a real child process. */
-export function startProcess(script: string, args: string[], env: Record<string, string>): RunningProcess {
+/**
+ * Starts one of the project's entry points (e.g. `workers/main.ts`) as a real child process; `loader: false`
+ * runs compiled JavaScript with plain node, as production does.
+ */
+export function startProcess(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  options: { loader?: boolean } = {},
+): RunningProcess {
   // One node process with tsx's loader (not the tsx CLI, which wraps a second process): its pid is the
   // worker's pid and signals reach it directly, as they would in production.
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+  const loader = options.loader === false ? [] : ['--import', 'tsx'];
+  const child = spawn(process.execPath, [...loader, script, ...args], {
     cwd: ROOT,
     // Children log at info whatever the test runtime uses: tests wait for their log lines.
     env: { ...process.env, ...env, LOG_LEVEL: env.CHILD_LOG_LEVEL ?? 'info' },

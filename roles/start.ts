@@ -1,0 +1,91 @@
+import { parseArgs } from 'node:util';
+import closeWithGrace from 'close-with-grace';
+import { buildQaApp } from '../services/qa/app.js';
+import { buildVerifyApp } from '../services/verify/app.js';
+import { createLogger, redactUrl } from '../shared/logger.js';
+import { developmentSecretWarnings } from '../shared/production-guards.js';
+import { startWorkerMetrics } from '../workers/metrics-server.js';
+import { startWorkerPool, type WorkerPool } from '../workers/pool.js';
+import { loadDemoDataIfEmpty } from '../shared/demo/first-start.js';
+import type { Config } from '../shared/config.js';
+import { bootRuntime, configOrExit } from './process.js';
+
+/** The addresses a newcomer looks for once a role is up, printed with the 'ready' line. */
+function whereThingsAre(config: Config, role: string): Record<string, string> {
+  const host = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
+  const qa = `http://${host}:${config.qaPort}`;
+  const verify = `http://${host}:${config.verifyPort}`;
+  const where: Record<string, string> = {};
+  if (role === 'all' || role === 'qa') {
+    where.api = `${qa}/api/questions`;
+    where.docs = `${qa}/api/docs`;
+    where.admin = config.adminToken ? `${qa}/admin` : 'off (set ADMIN_TOKEN)';
+  }
+  if (role === 'all' || role === 'verify') where.verification = `${verify}/verify`;
+  return where;
+}
+
+/**
+ * The start-up of every role, shared by the entry points (bin/start.ts, bin/workers.ts). `--role all` (the
+ * default, `npm start`) runs both services and every worker in one process, the local default;
+ * `--role qa|verify|workers` runs one role alone for scaled deployments.
+ */
+export async function startRoles(argv: string[] = process.argv.slice(2)): Promise<void> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { role: { type: 'string', default: 'all' }, queues: { type: 'string' } },
+    strict: true,
+  });
+  const role = values.role!;
+  if (!['all', 'qa', 'verify', 'workers'].includes(role))
+    throw new Error(`--role must be all, qa, verify or workers`);
+  const config = configOrExit();
+  const logger = createLogger(config.logLevel, `agora-${role}`);
+  const { runtime, redis } = await bootRuntime(config, logger, {
+    migrate: true,
+    startRedis: true,
+    service: true,
+  });
+  logger.info({ database: runtime.database.kind, redis: redactUrl(redis.url) }, 'runtime ready');
+  if (role === 'all' || role === 'qa') await loadDemoDataIfEmpty(config, runtime.database, logger);
+  for (const warning of developmentSecretWarnings(config)) logger.warn(warning);
+
+  const servers: { close(): Promise<void> }[] = [];
+  let pool: WorkerPool | undefined;
+
+  if (role === 'all' || role === 'qa') {
+    const app = await buildQaApp(runtime);
+    await app.listen({ host: config.host, port: config.qaPort });
+    servers.push(app);
+  }
+  if (role === 'all' || role === 'verify') {
+    const app = await buildVerifyApp(runtime);
+    await app.listen({ host: config.host, port: config.verifyPort });
+    servers.push(app);
+  }
+  if (role === 'all' || role === 'workers') {
+    const requested =
+      values.queues
+        ?.split(',')
+        .map((q) => q.trim())
+        .filter(Boolean) ?? config.workerQueues;
+    pool = await startWorkerPool(runtime, requested);
+    // Alone, a worker process has no HTTP app to serve /metrics from; with the services, theirs shows it all.
+    const metrics =
+      role === 'workers' ? await startWorkerMetrics(config, logger, runtime.queues, pool.queues) : undefined;
+    if (metrics) servers.push(metrics);
+  }
+
+  logger.info(whereThingsAre(config, role), 'ready');
+
+  // Stop intake first (servers, then workers drain their running jobs), then close Redis and PostgreSQL.
+  closeWithGrace({ delay: config.shutdownTimeoutMs + 2000 }, async ({ signal, err }) => {
+    if (err) logger.error({ err }, 'shutting down after an error');
+    else logger.info({ signal }, 'shutting down');
+    await Promise.all(servers.map((s) => s.close()));
+    await pool?.close(config.shutdownTimeoutMs);
+    await runtime.close();
+    redis.child?.kill('SIGTERM');
+    logger.info('stopped');
+  });
+}

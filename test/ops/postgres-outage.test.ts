@@ -1,0 +1,208 @@
+import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey } from '../../shared/access/admin.js';
+import { openDatabase, type Database } from '../../shared/db/client.js';
+import { viewCounter } from '../../shared/qa/views.js';
+import { createQueues, type Queues } from '../../shared/queues/producer.js';
+import { connectRedis, type Redis } from '../../shared/redis.js';
+import { REDIS_URL } from '../support/postgres.js';
+import { startProcess, type RunningProcess } from '../support/processes.js';
+import { deleteKeys } from '../support/runtime.js';
+import { startPrivatePostgres, type PrivatePostgres } from './private-postgres.js';
+
+/**
+ * PostgreSQL stopped (fast shutdown) under load, on a server of the test's own: the Q&A service answers every
+ * request meanwhile with 200 (from its caches) or 503 + Retry-After and the error body, never a 500 and never a
+ * hang; writes are either accepted and kept whole or refused; a worker puts back the jobs that met the outage
+ * without spending their attempts, and everything recovers by itself once PostgreSQL is back.
+ */
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+interface Answer {
+  status: number | 'no answer';
+  retryAfter: string | null;
+  body: unknown;
+}
+
+/** A request that may not hang: no answer within the bound is recorded as such (and fails the test). */
+async function ask(url: string, init: RequestInit = {}): Promise<Answer> {
+  try {
+    const res = await fetch(url, { ...init, signal: AbortSignal.timeout(8000) });
+    const text = await res.text();
+    return { status: res.status, retryAfter: res.headers.get('retry-after'), body: text && JSON.parse(text) };
+  } catch {
+    return { status: 'no answer', retryAfter: null, body: null };
+  }
+}
+
+const until = async (what: string, condition: () => Promise<boolean>, timeoutMs = 60_000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(250);
+  }
+};
+
+describe('PostgreSQL stopped under load', { timeout: 240_000 }, () => {
+  let pg: PrivatePostgres;
+  let database: Database;
+  let redis: Redis;
+  let queues: Queues;
+  let qa: RunningProcess;
+  let worker: RunningProcess;
+  let base: string;
+  let key: string;
+  let questionId: number;
+  const prefix = `{agora-outage-${process.pid}}`;
+
+  beforeAll(async () => {
+    pg = await startPrivatePostgres(await freePort());
+    const admin = await openDatabase({ databaseUrl: pg.url(), dataDir: '/nonexistent' });
+    await admin.query(sql.raw('CREATE DATABASE agora'));
+    await admin.close();
+
+    const qaPort = await freePort();
+    base = `http://127.0.0.1:${qaPort}`;
+    const env = {
+      DATABASE_URL: pg.url('agora'),
+      REDIS_URL,
+      QUEUE_PREFIX: prefix,
+      NODE_ENV: 'test',
+      HOST: '127.0.0.1',
+      QA_PORT: String(qaPort),
+      WORKER_METRICS_PORT: '0',
+      DEMO_DATA: 'false',
+      RATE_LIMIT_ENABLED: 'false',
+    };
+    qa = startProcess('bin/start.ts', ['--role', 'qa'], env);
+    await qa.waitFor(/"msg":"ready"/, 120_000);
+
+    database = await openDatabase({ databaseUrl: pg.url('agora'), dataDir: '/nonexistent' });
+    await database.query(
+      sql`INSERT INTO tags (name, slug) VALUES ('brewing', 'brewing'), ('yeast', 'yeast')`,
+    );
+    await database.query(sql`INSERT INTO users (username, display_name) VALUES ('writer', 'Writer')`);
+    ({ key } = await createApiKey(database.db, {
+      username: 'writer',
+      plan: 'premium',
+      scopes: ['qa:write'],
+    }));
+    const [row] = await database.query<{ id: number }>(
+      sql`INSERT INTO questions (title, slug, content, author_id)
+          SELECT 'A question whose views are counted', 'views-q', 'Counted while PostgreSQL is away.', id
+          FROM users WHERE username = 'writer' RETURNING id`,
+    );
+    questionId = row!.id;
+
+    worker = startProcess('workers/main.ts', ['--queues', 'views'], env);
+    await worker.waitFor(/"msg":"ready"/, 120_000);
+    redis = connectRedis(REDIS_URL, 'producer');
+    queues = createQueues(redis, prefix);
+  }, 240_000);
+
+  afterAll(async () => {
+    await Promise.all([qa?.stop('SIGTERM'), worker?.stop('SIGTERM')]);
+    await queues?.close();
+    redis?.disconnect();
+    await database?.close();
+    await pg?.destroy();
+    await deleteKeys(`${prefix}*`);
+  });
+
+  it('answers 200 or 503 + Retry-After meanwhile, loses no accepted write, and recovers by itself', async () => {
+    const reads: Answer[] = [];
+    const writes: { title: string; answer: Answer }[] = [];
+    let stopLoad = false;
+    let n = 0;
+    // Twenty reads a second (pages the read cache has not seen, so they reach PostgreSQL) and two writes.
+    const load = (async () => {
+      const pending: Promise<unknown>[] = [];
+      while (!stopLoad) {
+        const i = n++;
+        pending.push(ask(`${base}/api/questions?page=${i + 1}`).then((a) => reads.push(a)));
+        if (i % 10 === 0) {
+          const title = `Keeping a fermentation cool during an outage, number ${i}`;
+          const answer = ask(`${base}/api/questions`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({
+              title,
+              content: 'My ale ferments at 24°C in summer and the yeast throws off esters I do not want.',
+              tags: ['brewing', 'yeast'],
+            }),
+          });
+          pending.push(answer.then((a) => writes.push({ title, answer: a })));
+        }
+        await sleep(50);
+      }
+      await Promise.all(pending);
+    })();
+
+    await sleep(1500);
+    await pg.stop();
+    // Views counted on the hot path (Redis) while PostgreSQL is away: the worker's flushes meet the outage.
+    const views = viewCounter(redis, prefix);
+    for (let i = 0; i < 25; i++) await views.record(questionId);
+    const ready = await ask(`${base}/ready`);
+    await sleep(6000);
+    await pg.start();
+    await sleep(2000);
+    stopLoad = true;
+    await load;
+
+    expect(ready.status).toBe(503);
+    expect(ready.body).toMatchObject({ error: true, code: 503, dependencies: { postgres: 'unavailable' } });
+
+    const statuses = new Set(reads.map((r) => r.status));
+    expect([...statuses].sort()).toEqual([200, 503]);
+    for (const refused of reads.filter((r) => r.status === 503)) {
+      expect(refused.retryAfter).toBe('2');
+      expect(refused.body).toEqual({
+        error: true,
+        message: 'Service temporarily unavailable; try again shortly',
+        code: 503,
+      });
+    }
+    for (const { answer } of writes) expect([201, 503]).toContain(answer.status);
+    expect(writes.some((w) => w.answer.status === 503)).toBe(true);
+
+    // Recovered by itself: reads and writes succeed again, without a restart.
+    await until(
+      'reads to succeed again',
+      async () => (await ask(`${base}/api/questions?page=1`)).status === 200,
+    );
+    expect((await ask(`${base}/ready`)).status).toBe(200);
+
+    // Every accepted write is there, whole (its two tags); a question is never there without its tags.
+    const stored = await database.query<{ title: string; tags: number }>(
+      sql`SELECT q.title, count(qt.tag_id)::int AS tags FROM questions q
+          LEFT JOIN question_tags qt ON qt.question_id = q.id
+          WHERE q.title LIKE 'Keeping a fermentation cool during an outage%' GROUP BY q.title`,
+    );
+    const storedTitles = new Set(stored.map((s) => s.title));
+    for (const { title } of writes.filter((w) => w.answer.status === 201))
+      expect(storedTitles).toContain(title);
+    for (const s of stored) expect(s.tags).toBe(2);
+
+    // The worker kept running, put its flushes back instead of failing them, and every view arrived.
+    await until('the views to be flushed', async () => {
+      const [row] = await database.query<{ views: number }>(
+        sql`SELECT views FROM questions WHERE id = ${questionId}`,
+      );
+      return row!.views === 25;
+    });
+    expect(worker.output()).toContain('database unavailable; job put back');
+    expect(await queues.queue('views').getFailedCount()).toBe(0);
+    expect(worker.child.exitCode).toBeNull();
+    expect(qa.output()).not.toContain('"level":50');
+  });
+});
