@@ -24,6 +24,7 @@ import { pollVoteRoute } from './internal/polls.js';
 import { newsletterRoutes } from './internal/newsletter.js';
 import { pollsRoutes } from './routes/polls.js';
 import { writeRoutes } from './routes/writes/index.js';
+import { changesRoutes } from './routes/changes.js';
 
 /** The Q&A service: public reads, writes with keys, internal endpoints. Builds the app; never listens. */
 export async function buildQaApp(deps: QaDeps) {
@@ -75,6 +76,7 @@ export async function buildQaApp(deps: QaDeps) {
       await api.register(aiRoutes, { deps });
       await api.register(pollsRoutes, { deps });
       await api.register(writeRoutes, { deps });
+      await api.register(changesRoutes, { deps });
     },
     { prefix: '/api' },
   );

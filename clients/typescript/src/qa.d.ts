@@ -421,6 +421,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow changes to questions, answers, comments and users
+         * @description Every committed change, deletions included, in commit order. Start without `since`, then pass each answer's next_cursor as `since`. Changes are kept for QA_CHANGES_RETENTION_DAYS (default 30); an older cursor is a 410.
+         */
+        get: operations["getChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -657,6 +677,31 @@ export interface components {
         };
         /** SearchResult */
         SearchResult: components["schemas"]["QuestionResult"] | components["schemas"]["AnswerResult"] | components["schemas"]["UserResult"];
+        /** Change */
+        Change: {
+            /** @description Position in the feed: increasing in commit order */
+            seq: number;
+            /** @enum {string} */
+            type: "question" | "answer" | "comment" | "user";
+            /** @description The id of the question, answer, comment or user */
+            id: number;
+            /**
+             * @description upsert: created or changed (read it again); delete: gone
+             * @enum {string}
+             */
+            op: "upsert" | "delete";
+            /**
+             * Format: date-time
+             * @description When the change committed (ISO 8601, UTC)
+             */
+            at: string;
+        };
+        /** ChangesPage */
+        ChangesPage: {
+            changes: components["schemas"]["Change"][];
+            /** @description Pass as `since` to read the changes after this page */
+            next_cursor: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -3952,6 +3997,109 @@ export interface operations {
                         };
                     };
                 };
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: Bearer realm="agora" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getChanges: {
+        parameters: {
+            query?: {
+                /** @description The next_cursor of the previous answer */
+                since?: string;
+                /** @description Comma-separated: question, answer, comment, user (default: all) */
+                types?: string;
+                /** @description Changes per answer (1-1000) */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: components["schemas"]["ChangesPage"];
+                    };
+                };
+            };
+            /** @description Not Modified: the ETag sent in If-None-Match is still current */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing, unknown or revoked API key */
             401: {
