@@ -25,6 +25,7 @@ import { newsletterRoutes } from './internal/newsletter.js';
 import { pollsRoutes } from './routes/polls.js';
 import { writeRoutes } from './routes/writes/index.js';
 import { changesRoutes } from './routes/changes.js';
+import { webhooksRoutes } from './routes/webhooks.js';
 
 /** The Q&A service: public reads, writes with keys, internal endpoints. Builds the app; never listens. */
 export async function buildQaApp(deps: QaDeps) {
@@ -77,6 +78,7 @@ export async function buildQaApp(deps: QaDeps) {
       await api.register(pollsRoutes, { deps });
       await api.register(writeRoutes, { deps });
       await api.register(changesRoutes, { deps });
+      await api.register(webhooksRoutes, { deps });
     },
     { prefix: '/api' },
   );
