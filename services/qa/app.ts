@@ -26,6 +26,7 @@ import { pollsRoutes } from './routes/polls.js';
 import { writeRoutes } from './routes/writes/index.js';
 import { changesRoutes } from './routes/changes.js';
 import { webhooksRoutes } from './routes/webhooks.js';
+import { relatedRoutes } from './routes/related.js';
 
 /** The Q&A service: public reads, writes with keys, internal endpoints. Builds the app; never listens. */
 export async function buildQaApp(deps: QaDeps) {
@@ -79,6 +80,7 @@ export async function buildQaApp(deps: QaDeps) {
       await api.register(writeRoutes, { deps });
       await api.register(changesRoutes, { deps });
       await api.register(webhooksRoutes, { deps });
+      await api.register(relatedRoutes, { deps });
     },
     { prefix: '/api' },
   );

@@ -231,14 +231,16 @@ CREATE TRIGGER delivery_attempts_webhook_outcome AFTER UPDATE OF finished_at ON 
   FOR EACH ROW WHEN (OLD.finished_at IS NULL AND NEW.finished_at IS NOT NULL)
   EXECUTE FUNCTION agora_webhook_attempt_outcome();
 --> statement-breakpoint
--- Links between questions (GET /questions/{id}/linked): from links in post bodies (written with the post) and from
--- a Stack Exchange dump's PostLinks.xml (kind 'duplicate' for its LinkTypeId 3, 'link' for 1).
+-- Links between questions (GET /questions/{id}/linked). A row per source: 'body' rows are the links in a question's
+-- body and its answers' bodies, recomputed when one of them is written (shared/qa/links.ts); 'import' rows come from
+-- a Stack Exchange dump's PostLinks.xml, whose LinkTypeId 3 marks a duplicate (kind 'duplicate'), 1 a plain link.
 CREATE TABLE "post_links" (
 	"question_id" integer NOT NULL REFERENCES "questions"("id") ON DELETE CASCADE,
 	"related_question_id" integer NOT NULL REFERENCES "questions"("id") ON DELETE CASCADE,
+	"source" text NOT NULL CHECK ("source" IN ('body', 'import')),
 	"kind" text DEFAULT 'link' NOT NULL CHECK ("kind" IN ('link', 'duplicate')),
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
-	PRIMARY KEY ("question_id", "related_question_id"),
+	PRIMARY KEY ("question_id", "related_question_id", "source"),
 	CHECK ("question_id" <> "related_question_id")
 );
 --> statement-breakpoint
