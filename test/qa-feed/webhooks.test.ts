@@ -257,6 +257,27 @@ describe('webhooks', () => {
     ).toEqual([`question.created:${stout.id}`, `answer.created:${before.id}`].sort());
   });
 
+  it('fires poll.closed once when a poll is tallied, with its question and tags', async () => {
+    const r = await receiver();
+    await subscribe({ url: r.url(), events: ['poll.closed'] });
+    const question = await ask({ tags: ['ipa'] });
+    const [poll] = await world.runtime.database.query<{ id: number }>(
+      sql`INSERT INTO polls (question_id, title) VALUES (${question.id}, 'Best hop?') RETURNING id`,
+    );
+    await world.runtime.database.query(sql`UPDATE polls SET tallied_at = now() WHERE id = ${poll!.id}`);
+    // Tallied again (a re-tally): not closed a second time.
+    await world.runtime.database.query(sql`UPDATE polls SET tallied_at = now() WHERE id = ${poll!.id}`);
+    await settle();
+    expect(bodies(r)).toEqual([
+      {
+        id: expect.stringMatching(/^evt_\d+$/),
+        event: 'poll.closed',
+        created_at: expect.any(String),
+        data: { type: 'poll', id: poll!.id, question_id: question.id, tags: ['ipa'] },
+      },
+    ]);
+  });
+
   it('retries a receiver that fails first, then delivers; pings and redelivers', async () => {
     const r = await receiver((i) => (i < 2 ? { status: 503 } : { status: 204 }));
     const sub = await subscribe({ url: r.url(), events: ['question.created'] });
