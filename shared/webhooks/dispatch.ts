@@ -39,6 +39,7 @@ export async function dispatchWebhooks(
     for (;;) {
       const batch = await changes.eventsAfter(await webhooks.dispatchedThrough(), BATCH);
       for (const change of batch) {
+        let sent = 0;
         for (const target of await webhooks.subscribers(change.event, change.seq, change.tags)) {
           if (await webhooks.wasSent(target.id, change.seq)) continue;
           const deliveryId = await enqueueDelivery(deps, {
@@ -50,11 +51,14 @@ export async function dispatchWebhooks(
             schedule: webhookSchedule(deps.config),
           });
           await webhooks.markSent(target.id, change.seq, deliveryId);
-          deliveries++;
+          sent++;
         }
-        await webhooks.setDispatchedThrough(change.seq);
+        // Events nobody subscribes to move the position once per batch, not once each.
+        if (sent > 0) await webhooks.setDispatchedThrough(change.seq);
+        deliveries += sent;
         events++;
       }
+      if (batch.length > 0) await webhooks.setDispatchedThrough(batch[batch.length - 1]!.seq);
       if (batch.length < BATCH) return { events, deliveries, disabled };
     }
   });
