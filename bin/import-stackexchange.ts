@@ -8,7 +8,7 @@ import { createProgress } from '../shared/progress.js';
 import { configOrExit } from '../roles/process.js';
 
 const USAGE = `Usage: npm run import:stackexchange -- DIR [--reset]
-  DIR      a Stack Exchange data-dump folder (Posts.xml required; Users, Tags, Votes, Comments, Badges used when present)
+  DIR      a Stack Exchange data-dump folder (Posts.xml required; Users, Tags, Votes, Comments, Badges, PostLinks used when present)
   --reset  empty the Q&A tables first (also deletes API keys and polls, which point at users)
 Re-running with the same dump updates rows in place (ids are the dump's). See docs/import.md.`;
 
@@ -48,10 +48,11 @@ async function main() {
     progress.done();
     process.stdout.write(
       `Imported ${loaded.users} users, ${loaded.questions} questions, ${loaded.answers} answers, ${loaded.comments} comments, ` +
-        `${loaded.tags} tags, ${loaded.votes} votes in ${seconds} s\n` +
+        `${loaded.tags} tags, ${loaded.votes} votes, ${loaded.links} question links in ${seconds} s\n` +
         `  placeholders: ${loaded.placeholderUsers} deleted-owner users, ${loaded.voterUsers} anonymous voter users\n` +
         `  skipped: ${staged.otherPosts} posts of other types, ${loaded.skippedAnswers} answers without their question, ` +
-        `${loaded.skippedComments} comments on missing posts, ${loaded.skippedVotes} votes on missing posts\n`,
+        `${loaded.skippedComments} comments on missing posts, ${loaded.skippedVotes} votes on missing posts, ` +
+        `${loaded.skippedLinks} links to missing questions\n`,
     );
   } catch (err) {
     if (err instanceof ForeignContentError) {

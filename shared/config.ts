@@ -98,6 +98,7 @@ export const QUEUE_NAMES = [
   'views',
   'deliveries',
   'verify-lists',
+  'qa-feed',
 ] as const;
 export type QueueName = (typeof QUEUE_NAMES)[number];
 
@@ -195,6 +196,8 @@ export function loadConfig(env: Env = process.env) {
       // only bounds staleness while change notifications cannot arrive. 0 turns the cache off.
       readCacheTtlMs: r.int('QA_READ_CACHE_TTL_MS', 5000, 0, 3_600_000),
       readCacheMaxMb: r.int('QA_READ_CACHE_MAX_MB', 64, 1, 65_536),
+      // GET /changes keeps this many days of changes; an older cursor is a 410 (docs/qa-api.md, "Change feed").
+      changesRetentionDays: r.int('QA_CHANGES_RETENTION_DAYS', 30, 1, 3650),
     },
     verify: {
       dnsServers: r.list('VERIFY_DNS_SERVERS', (e) => HOST_PORT.test(e), 'host[:port]'),
@@ -244,6 +247,12 @@ export function loadConfig(env: Env = process.env) {
       allowPrivate: r.bool('WEBHOOK_ALLOW_PRIVATE', false),
       // One attempt (resolve, connect, send, response head) ends after this; a slow receiver is retried later.
       timeoutMs: r.int('WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+      // Q&A webhooks (docs/qa-api.md, "Webhooks"): wait before the second attempt (each later wait doubles; the
+      // default spreads 10 attempts over about a day), how often committed changes are fanned out to subscriptions,
+      // and how many failed attempts in a row disable a subscription.
+      qaBackoffMs: r.int('WEBHOOK_BACKOFF_MS', 170_000, 0, 86_400_000),
+      dispatchEveryMs: r.int('WEBHOOK_DISPATCH_EVERY_MS', 1000, 100, 3_600_000),
+      disableAfterFailures: r.int('WEBHOOK_DISABLE_AFTER_FAILURES', 50, 1, 100_000),
     },
     newsletter: {
       digestHourUtc: r.int('NEWSLETTER_DIGEST_HOUR', 7, 0, 23),

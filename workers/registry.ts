@@ -4,6 +4,7 @@ import { deliveriesProcessor } from './deliveries/processor.js';
 import { newsletterProcessor } from './newsletter/processor.js';
 import { pingProcessor } from './ping/processor.js';
 import { pollsProcessor } from './polls/processor.js';
+import { qaFeedProcessor } from './qa-feed/processor.js';
 import type { ProcessorFactory } from './types.js';
 import { verifyListsProcessor } from './lists/processor.js';
 import { verifyProcessor } from './verify/processor.js';
@@ -19,4 +20,5 @@ export const processors: { [Q in QueueName]?: ProcessorFactory<Q> } = {
   verify: verifyProcessor,
   deliveries: deliveriesProcessor,
   'verify-lists': verifyListsProcessor,
+  'qa-feed': qaFeedProcessor,
 };

@@ -43,6 +43,7 @@ export const NAV = [
   ['/admin/settings', 'Settings'],
   ['/admin/newsletter', 'Newsletter'],
   ['/admin/lists', 'Lists'],
+  ['/admin/webhooks', 'Webhooks'],
   ['/admin/queues', 'Queues'],
 ] as const;
 

@@ -10,6 +10,7 @@ import { html, page } from './html.js';
 import { dashboardPage } from './pages/dashboard.js';
 import { keysPages } from './pages/keys.js';
 import { listsPage } from './pages/lists.js';
+import { webhooksPage } from './pages/webhooks.js';
 import { newsletterPage } from './pages/newsletter.js';
 import { settingsPages } from './pages/settings.js';
 import { queuesBoard } from './queues.js';
@@ -199,6 +200,7 @@ export const adminPlugin: FastifyPluginAsync<{ deps: AdminDeps }> = async (app, 
       await settingsPages(forms, context);
       await newsletterPage(forms, context);
       await listsPage(forms, context);
+      await webhooksPage(forms, context);
     });
     await queuesBoard(secured, deps);
   });

@@ -28,6 +28,9 @@ import { answersRoutes } from './routes/answers.js';
 import { commentsRoutes } from './routes/comments.js';
 import { infoRoutes } from './routes/info.js';
 import { userActivityRoutes } from './routes/user-activity.js';
+import { changesRoutes } from './routes/changes.js';
+import { webhooksRoutes } from './routes/webhooks.js';
+import { relatedRoutes } from './routes/related.js';
 
 /** The Q&A service: public reads, writes with keys, internal endpoints. Builds the app; never listens. */
 export async function buildQaApp(deps: QaDeps) {
@@ -83,6 +86,9 @@ export async function buildQaApp(deps: QaDeps) {
       await api.register(aiRoutes, { deps });
       await api.register(pollsRoutes, { deps });
       await api.register(writeRoutes, { deps });
+      await api.register(changesRoutes, { deps });
+      await api.register(webhooksRoutes, { deps });
+      await api.register(relatedRoutes, { deps });
     },
     { prefix: '/api' },
   );

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-export const SCOPES = ['qa:write', 'verify', 'admin'] as const;
+export const SCOPES = ['qa:write', 'verify', 'webhooks', 'admin'] as const;
 export type Scope = (typeof SCOPES)[number];
 export const PLANS = ['authenticated', 'premium'] as const;
 export type Plan = (typeof PLANS)[number];

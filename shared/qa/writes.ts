@@ -1,6 +1,7 @@
 import type { Scope } from '../access/keys.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/client.js';
+import { postLinksRepository } from '../db/repositories/post-links.js';
 import { postWritesRepository } from '../db/repositories/post-writes.js';
 import { reputationRepository } from '../db/repositories/reputation.js';
 import { votesRepository } from '../db/repositories/votes.js';
@@ -8,6 +9,7 @@ import { ForbiddenError, NotFoundError, ValidationError } from '../errors.js';
 import { acceptEffect, mergeDeltas, voteChange, type PostKind, type VoteValue } from './reputation.js';
 import { firstFreeSlug, slugify, tagSlug } from './slug.js';
 import { renderComment, renderPost } from './content.js';
+import { questionLinkPattern } from './links.js';
 import { checkComment, checkContent, checkTitle, normaliseTags } from './validation.js';
 
 /**
@@ -34,6 +36,7 @@ type Repos = {
   posts: ReturnType<typeof postWritesRepository>;
   votes: ReturnType<typeof votesRepository>;
   reputation: ReturnType<typeof reputationRepository>;
+  links: ReturnType<typeof postLinksRepository>;
 };
 
 const RETRYABLE = new Set(['40P01', '40001']);
@@ -51,7 +54,10 @@ function pgCode(err: unknown): string | undefined {
   return undefined;
 }
 
-export function qaWrites(db: Db, config: Pick<Config, 'qa'>) {
+export function qaWrites(db: Db, config: Pick<Config, 'qa' | 'publicUrl'>) {
+  // Links in post bodies to our questions are kept in post_links (GET /questions/{id}/linked).
+  const linkPattern = questionLinkPattern(config.publicUrl);
+
   async function transaction<T>(fn: (repos: Repos) => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
@@ -61,6 +67,7 @@ export function qaWrites(db: Db, config: Pick<Config, 'qa'>) {
             posts: postWritesRepository(txDb),
             votes: votesRepository(txDb),
             reputation: reputationRepository(txDb),
+            links: postLinksRepository(txDb),
           });
         });
       } catch (err) {
@@ -138,6 +145,7 @@ export function qaWrites(db: Db, config: Pick<Config, 'qa'>) {
           });
           if (id === undefined) continue; // another author took this slug a moment ago
           await repos.posts.setQuestionTags(id, tagIds);
+          await repos.links.refreshBodyLinks(id, linkPattern);
           return id;
         }
         throw new Error(`no free slug for "${base}" after ${SLUG_ATTEMPTS} attempts`);
@@ -157,6 +165,7 @@ export function qaWrites(db: Db, config: Pick<Config, 'qa'>) {
         await checkCategory(repos, changes.category);
         if (tags) await repos.posts.setQuestionTags(questionId, await resolveTags(repos, actor, tags));
         await repos.posts.updateQuestion(questionId, { title, content, categoryId: changes.category });
+        if (content) await repos.links.refreshBodyLinks(questionId, linkPattern);
       });
     },
 
@@ -164,7 +173,9 @@ export function qaWrites(db: Db, config: Pick<Config, 'qa'>) {
       const content = renderPost(checkContent(text));
       return transaction(async (repos) => {
         if (!(await repos.posts.lockQuestion(questionId))) throw new NotFoundError('Question not found');
-        return repos.posts.insertAnswer({ questionId, authorId: actor.userId, content });
+        const id = await repos.posts.insertAnswer({ questionId, authorId: actor.userId, content });
+        await repos.links.refreshBodyLinks(questionId, linkPattern);
+        return id;
       });
     },
 
@@ -175,6 +186,7 @@ export function qaWrites(db: Db, config: Pick<Config, 'qa'>) {
         if (answer.authorId !== actor.userId)
           throw new ForbiddenError('Only the author can edit this answer');
         await repos.posts.updateAnswer(answerId, renderPost(checkContent(text)));
+        await repos.links.refreshBodyLinks(answer.questionId, linkPattern);
       });
     },
 

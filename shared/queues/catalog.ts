@@ -4,6 +4,7 @@ import { deliveriesQueue } from './deliveries.js';
 import { newsletterQueue } from './newsletter.js';
 import { pingQueue } from './ping.js';
 import { pollsQueue } from './polls.js';
+import { qaFeedQueue } from './qa-feed.js';
 import { verifyQueue } from './verify.js';
 import { verifyListsQueue } from './verify-lists.js';
 import { viewsQueue } from './views.js';
@@ -18,6 +19,7 @@ export const catalog = {
   views: viewsQueue,
   deliveries: deliveriesQueue,
   'verify-lists': verifyListsQueue,
+  'qa-feed': qaFeedQueue,
 } as const;
 
 export type Catalog = typeof catalog;

@@ -17,6 +17,8 @@ export interface LoadCounts {
   skippedAnswers: number;
   skippedComments: number;
   skippedVotes: number;
+  links: number;
+  skippedLinks: number;
 }
 
 const one = async (session: BulkSession, text: string): Promise<number> => {
@@ -202,6 +204,30 @@ export async function loadStaged(
      WHERE NOT EXISTS (SELECT 1 FROM se_questions q WHERE q.id = v.post_id) AND NOT EXISTS (SELECT 1 FROM se_answers a WHERE a.id = v.post_id)`,
   );
 
+  // Links between questions of the dump (PostLinks.xml), as 'import' rows of post_links: a pair linked several
+  // times is one row, a duplicate if any of its links says so. Links to posts that are not questions here are
+  // skipped. Re-importing replaces the imported links; links found in bodies written through the API stay.
+  await session.query(`DELETE FROM post_links WHERE source = 'import'`);
+  const links = await one(
+    session,
+    `WITH inserted AS (
+       INSERT INTO post_links (question_id, related_question_id, source, kind, created_at)
+       SELECT l.post_id, l.related_id, 'import', CASE WHEN bool_or(l.type = 3) THEN 'duplicate' ELSE 'link' END,
+              coalesce(min(l.created), now())
+       FROM se_links l
+       JOIN se_questions a ON a.id = l.post_id JOIN se_questions b ON b.id = l.related_id
+       WHERE l.post_id <> l.related_id
+       GROUP BY l.post_id, l.related_id
+       RETURNING 1)
+     SELECT count(*) AS n FROM inserted`,
+  );
+  const skippedLinks = await one(
+    session,
+    `SELECT count(*) AS n FROM se_links l
+     WHERE l.post_id = l.related_id OR NOT EXISTS (SELECT 1 FROM se_questions q WHERE q.id = l.post_id)
+       OR NOT EXISTS (SELECT 1 FROM se_questions q WHERE q.id = l.related_id)`,
+  );
+
   return {
     users,
     placeholderUsers,
@@ -214,5 +240,7 @@ export async function loadStaged(
     skippedAnswers,
     skippedComments,
     skippedVotes,
+    links,
+    skippedLinks,
   };
 }

@@ -20,6 +20,7 @@ export const DUMP_FILES = [
   'Votes.xml',
   'Comments.xml',
   'Badges.xml',
+  'PostLinks.xml',
 ] as const;
 
 const I = 'int' as const;
@@ -80,6 +81,12 @@ const TABLES: Record<string, Column[]> = {
     { name: 'user_id', type: I },
     { name: 'class', type: I },
   ],
+  se_links: [
+    { name: 'post_id', type: I },
+    { name: 'related_id', type: I },
+    { name: 'type', type: I },
+    { name: 'created', type: D },
+  ],
 };
 
 export interface StagedCounts {
@@ -90,6 +97,7 @@ export interface StagedCounts {
   votes: number;
   comments: number;
   badges: number;
+  links: number;
 }
 
 /** Which dump files are present; Posts.xml is required, the others are loaded when found. */
@@ -121,6 +129,7 @@ export async function stageDump(session: BulkSession, dir: string): Promise<Stag
     votes: 0,
     comments: 0,
     badges: 0,
+    links: 0,
   };
 
   if (files['Users.xml']) {
@@ -250,8 +259,22 @@ export async function stageDump(session: BulkSession, dir: string): Promise<Stag
     await badges.flush();
     counts.badges = badges.written;
   }
+  if (files['PostLinks.xml']) {
+    // LinkTypeId 1 is a link, 3 a duplicate (PostId is a duplicate of RelatedPostId); others are not kept.
+    const links = inserter('se_links');
+    for await (const a of readDumpRows(files['PostLinks.xml'])) {
+      const post = dumpInt(a.PostId);
+      const related = dumpInt(a.RelatedPostId);
+      const type = dumpInt(a.LinkTypeId);
+      if (post !== null && related !== null && (type === 1 || type === 3))
+        await links.add([post, related, type, dumpDate(a.CreationDate)]);
+    }
+    await links.flush();
+    counts.links = links.written;
+  }
+
   await session.query('CREATE INDEX ON se_posts (id)');
   await session.query('CREATE INDEX ON se_users (id)');
-  await session.query('ANALYZE se_posts, se_users, se_tags, se_votes, se_comments, se_badges');
+  await session.query('ANALYZE se_posts, se_users, se_tags, se_votes, se_comments, se_badges, se_links');
   return counts;
 }

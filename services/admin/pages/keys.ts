@@ -11,6 +11,7 @@ import { formBody, sendPage, type AdminContext } from '../respond.js';
 const SCOPE_HELP: Record<Scope, string> = {
   'qa:write': 'ask, answer, comment, vote, accept, edit (Q&A API)',
   verify: 'POST /verify and /bulk-verify (verification service)',
+  webhooks: 'manage Q&A webhook subscriptions (/webhooks)',
   admin: 'every scope, and /verify/self-check',
 };
 

@@ -42,7 +42,7 @@ const INDEXED_BODY_CHARS = 20_000;
  * (plainto_tsquery) would miss a duplicate phrased with one different word; ranking sorts the OR matches instead.
  * Lexemes are quoted into tsquery syntax and cast, so they are not stemmed a second time.
  */
-function anyWordQuery(text: string): SQL {
+export function anyWordQuery(text: string): SQL {
   return sql`(
     SELECT string_agg('''' || replace(lexeme, '''', '''''') || '''', ' | ')::tsquery AS q
     FROM (

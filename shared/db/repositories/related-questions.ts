@@ -1,0 +1,85 @@
+import { sql } from 'drizzle-orm';
+import type { Db } from '../client.js';
+import { anyWordQuery } from './ai-retrieval.js';
+import { rows } from './pagination.js';
+import { SUMMARY_COLUMNS, toSummary, type QuestionSummary, type SummaryRow } from './question-summaries.js';
+
+/**
+ * Related questions (GET /questions/{id}/related) and similar ones for an "ask a question" form (GET /similar): the
+ * full-text index (questions.search_vector, the chat retrieval's any-word query) finds candidates; each shared tag
+ * multiplies a candidate's score by 1.5, so text similarity stays first and tags decide among close texts.
+ */
+
+export interface ScoredQuestion extends QuestionSummary {
+  /** Relevance, higher is better; comparable within one answer only. */
+  score: number;
+}
+
+/** Candidates taken from the text index before tags rerank them. */
+const CANDIDATES = 200;
+/** The start of a body says what it is about; the rest adds words that match everything. */
+const BODY_CHARS = 1000;
+const TAG_BOOST = 0.5;
+
+const textArray = (values: readonly string[]) =>
+  `{${values.map((v) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
+
+export function relatedQuestionsRepository(db: Db) {
+  async function ranked(
+    text: string,
+    options: { exclude: number; tagNames: string[]; title?: string; limit: number },
+  ): Promise<ScoredQuestion[]> {
+    // ts_rank normalisation 32 maps a rank into [0, 1); for a typed title, trigram similarity of titles adds the
+    // near-misses of spelling that stemming does not catch.
+    const titleSimilarity = options.title === undefined ? sql`0` : sql`similarity(q.title, ${options.title})`;
+    const found = await rows<SummaryRow & { score: number }>(
+      db,
+      sql`
+        WITH query AS ${anyWordQuery(text)},
+        candidates AS (
+          SELECT q.id, ts_rank(q.search_vector, query.q, 32) AS rank FROM questions q, query
+          WHERE q.search_vector @@ query.q AND q.id <> ${options.exclude}
+          ORDER BY rank DESC, q.id DESC LIMIT ${CANDIDATES}
+        )
+        SELECT ${SUMMARY_COLUMNS},
+          ((c.rank + ${titleSimilarity}) * (1 + ${TAG_BOOST}::float8 * cardinality(ARRAY(
+            SELECT unnest(q.tag_names) INTERSECT SELECT unnest(${textArray(options.tagNames)}::text[])
+          ))))::float8 AS score
+        FROM candidates c JOIN questions q ON q.id = c.id
+        ORDER BY score DESC, q.id DESC
+        LIMIT ${options.limit}`,
+    );
+    return found.map((r) => ({ ...toSummary(r), score: Number(r.score) }));
+  }
+
+  return {
+    /** Questions like `questionId` (its title and the start of its body), best first; null for an unknown one. */
+    async related(questionId: number, limit: number): Promise<ScoredQuestion[] | null> {
+      const [source] = await rows<{ title: string; body: string; tag_names: string[] }>(
+        db,
+        sql`SELECT title, left(agora_plain_text(content), ${BODY_CHARS}) AS body, tag_names
+            FROM questions WHERE id = ${questionId}`,
+      );
+      if (!source) return null;
+      return ranked(`${source.title}\n${source.body}`, {
+        exclude: questionId,
+        tagNames: source.tag_names,
+        limit,
+      });
+    },
+
+    /** Questions whose title and body resemble `title`, boosted by the tags (slugs) given, best first. */
+    async similar(title: string, tagSlugs: string[], limit: number): Promise<ScoredQuestion[]> {
+      const tagNames =
+        tagSlugs.length === 0
+          ? []
+          : (
+              await rows<{ name: string }>(
+                db,
+                sql`SELECT name FROM tags WHERE slug = ANY(${textArray(tagSlugs)}::text[])`,
+              )
+            ).map((t) => t.name);
+      return ranked(title, { exclude: 0, tagNames, title, limit });
+    },
+  };
+}
