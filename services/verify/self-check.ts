@@ -3,6 +3,7 @@ import net from 'node:net';
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { allowedAddresses } from '../../shared/verification/host-guard.js';
 import { requireScope } from '../http/auth.js';
+import { ErrorResponse, errorBody } from '../http/errors.js';
 import type { VerifyDeps } from './deps.js';
 
 /**
@@ -72,8 +73,6 @@ const SelfCheck = Type.Object({
   }),
 });
 
-const ErrorBody = Type.Object({ error: Type.Literal(true), message: Type.String(), code: Type.Integer() });
-
 export const selfCheckRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async (app, { deps }) => {
   const { verify } = deps.config;
   const stepMs = Math.min(verify.smtpTimeoutMs, MAX_STEP_MS);
@@ -99,7 +98,7 @@ export const selfCheckRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = 
         tags: ['operations'],
         summary: 'Check that outbound SMTP (port 25) and the HELO name work from this deployment',
         querystring: Query,
-        response: { 200: SelfCheck, '4xx': ErrorBody, '5xx': ErrorBody },
+        response: { 200: SelfCheck, '4xx': ErrorResponse, '5xx': ErrorResponse },
       },
       // An operator tool: it resolves any name and connects out, so a plain verify key could map internal DNS.
       onRequest: requireScope('admin'),
@@ -107,9 +106,7 @@ export const selfCheckRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = 
     async (request, reply) => {
       const host = (request.query.host ?? DEFAULT_SELF_CHECK_HOST).trim().replace(/\.$/, '');
       if (!net.isIP(host) && !HOST.test(host)) {
-        return reply
-          .status(400)
-          .send({ error: true as const, message: 'host must be a host name or an IP address', code: 400 });
+        return reply.status(400).send(errorBody(400, 'host must be a host name or an IP address'));
       }
       const started = Date.now();
       const [target, helo] = await Promise.all([resolveAll(host), resolveAll(verify.heloName)]);

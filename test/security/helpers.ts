@@ -1,5 +1,5 @@
-import net from 'node:net';
 import { startProcess, type RunningProcess } from '../support/processes.js';
+import { freePort } from '../support/ports.js';
 
 /**
  * The security suite talks to real processes over real HTTP: `bin/start.ts` started as a child with the
@@ -9,14 +9,6 @@ import { startProcess, type RunningProcess } from '../support/processes.js';
 
 export const ADMIN_TOKEN = 'security-suite-admin-token-0123456789abcdef';
 export const APP_SECRET = 'security-suite-app-secret-0123456789abcdef0123';
-
-export async function freePort(host = '127.0.0.1'): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 export interface Service {
   process: RunningProcess;
