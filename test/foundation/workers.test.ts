@@ -67,11 +67,12 @@ describe('workers as separate processes', { timeout: 120_000 }, () => {
   it('loses no job when a worker is killed mid-job: another worker takes it over', async () => {
     const first = worker('--queues', 'ping');
     await first.waitFor(/workers started/);
+    // Room for the heir's start and the stalled-job check on a loaded machine.
     const finished = runtime.queues.enqueueAndWait(
       'ping',
       'echo',
       { message: 'survivor', delayMs: 1000 },
-      30_000,
+      60_000,
     );
     await first.waitFor(echoes(1));
     await first.stop('SIGKILL');
