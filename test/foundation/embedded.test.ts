@@ -96,7 +96,8 @@ describe('npm start on the embedded database, README commands beside it', { time
     await seeding;
     expect(reads.length).toBeGreaterThan(0);
     expect(reads.filter((status) => status !== 200)).toEqual([]);
-    // The service's read cache learns of the seed by a NOTIFY, delivered a moment after the seed's commit.
+    // The seed loads with triggers off, so no NOTIFY tells the service's read cache: a page it cached before the
+    // seed may be served until its TTL (QA_READ_CACHE_TTL_MS, 5 s by default) runs out.
     await expect.poll(totalQuestions, { timeout: 20_000 }).toBe(300);
 
     await cli('bin/admin.ts', ['users', 'create', 'alice']);
