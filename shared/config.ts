@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { productionProblems } from './production-guards.js';
+import { QUEUE_NAMES, type QueueName } from './queues/names.js';
 
 /**
  * One environment schema for every process. Each variable is parsed once at boot; every bad variable is
@@ -89,18 +90,8 @@ class Reader {
 }
 
 const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/;
-export const QUEUE_NAMES = [
-  'ping',
-  'verify',
-  'ai',
-  'newsletter',
-  'polls',
-  'views',
-  'deliveries',
-  'verify-lists',
-  'qa-feed',
-] as const;
-export type QueueName = (typeof QUEUE_NAMES)[number];
+// Declared with the queues; re-exported for the modules that take them from the configuration.
+export { QUEUE_NAMES, type QueueName };
 
 function trustProxy(reader: Reader, env: Env): boolean | number | string[] {
   const value = env.TRUST_PROXY?.trim();

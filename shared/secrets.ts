@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { sql } from 'drizzle-orm';
 import type { Config } from './config.js';
 import type { Database } from './db/client.js';
+import { storedAppSecret } from './db/repositories/app-secret.js';
 
 /**
  * The key behind every signature (newsletter links, admin session cookies). APP_SECRET when set; otherwise one
@@ -9,14 +9,7 @@ import type { Database } from './db/client.js';
  */
 export async function loadAppSecret(config: Pick<Config, 'appSecret'>, database: Database): Promise<string> {
   if (config.appSecret) return config.appSecret;
-  const candidate = randomBytes(32).toString('base64url');
-  await database.query(
-    sql`INSERT INTO settings (key, value) VALUES ('app_secret', ${JSON.stringify(candidate)}::jsonb) ON CONFLICT (key) DO NOTHING`,
-  );
-  const [row] = await database.query<{ value: string }>(
-    sql`SELECT value FROM settings WHERE key = 'app_secret'`,
-  );
-  return row!.value;
+  return storedAppSecret(database, randomBytes(32).toString('base64url'));
 }
 
 /** Signs `payload` (purpose-scoped, so a token for one use is worthless for another) and verifies it back. */

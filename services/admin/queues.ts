@@ -2,7 +2,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
 import type { FastifyInstance } from 'fastify';
-import { QUEUE_NAMES } from '../../shared/config.js';
+import { QUEUE_NAMES } from '../../shared/queues/names.js';
 import type { AdminDeps } from './deps.js';
 
 export const QUEUES_PATH = '/admin/queues';

@@ -2,14 +2,17 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
 import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../../shared/db/unavailable.js';
+import { Type, type Static } from '@fastify/type-provider-typebox';
 import { AppError } from '../../shared/errors.js';
 import { lingerOnUnreadBody } from './linger.js';
 
-export interface ErrorBody {
-  error: true;
-  message: string;
-  code: number;
-}
+/** The one error body of both services, as a schema: routes declare it for their 4xx/5xx responses. */
+export const ErrorResponse = Type.Object(
+  { error: Type.Literal(true), message: Type.String(), code: Type.Integer() },
+  { description: 'Every error: the message is for humans, code equals the HTTP status' },
+);
+
+export type ErrorBody = Static<typeof ErrorResponse>;
 
 export const errorBody = (code: number, message: string): ErrorBody => ({ error: true, message, code });
 

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { QUEUE_NAMES } from '../../shared/config.js';
+import { QUEUE_NAMES } from '../../shared/queues/names.js';
 import {
   httpDuration,
   httpRequests,

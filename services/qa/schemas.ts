@@ -1,14 +1,13 @@
 import { Type, type TSchema } from '@fastify/type-provider-typebox';
 import { nameComponents } from '../http/components.js';
+import { ErrorResponse } from '../http/errors.js';
 import { MAX_INT4 } from '../../shared/db/int4.js';
 import { MAX_CURSOR_LENGTH } from '../../shared/db/repositories/cursor.js';
 
 /** Response and parameter schemas shared by the Q&A routes; they also generate the OpenAPI document. */
 
-export const ErrorResponse = Type.Object(
-  { error: Type.Literal(true), message: Type.String(), code: Type.Integer() },
-  { $id: 'Error', description: 'Every error: the message is for humans, code equals the HTTP status' },
-);
+// Declared once for both services; re-exported for the routes that import their schemas from here.
+export { ErrorResponse };
 
 export const success = <T extends TSchema>(data: T) => Type.Object({ success: Type.Literal(true), data });
 

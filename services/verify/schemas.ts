@@ -1,13 +1,12 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { nameComponents } from '../http/components.js';
+import { ErrorResponse } from '../http/errors.js';
 import { VERIFY_MAX_BATCH, VerificationResultSchema } from '../../shared/queues/verify.js';
 
 /** Request and response schemas of the verification service; they also document the API (OpenAPI). */
 
-export const ErrorResponse = Type.Object(
-  { error: Type.Literal(true), message: Type.String(), code: Type.Integer() },
-  { description: 'Every error: the message is for humans, code equals the HTTP status' },
-);
+// Declared once for both services; re-exported for the routes that import their schemas from here.
+export { ErrorResponse };
 
 /** One address's result; declared with the verify job, whose answer it is. */
 export const VerificationResult = VerificationResultSchema;

@@ -2,7 +2,9 @@ import { promises as dns } from 'node:dns';
 import net from 'node:net';
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { allowedAddresses } from '../../shared/verification/host-guard.js';
+import { SmtpError, SmtpSession } from '../../shared/verification/smtp-client.js';
 import { requireScope } from '../http/auth.js';
+import { ErrorResponse, errorBody } from '../http/errors.js';
 import type { VerifyDeps } from './deps.js';
 
 /**
@@ -72,8 +74,6 @@ const SelfCheck = Type.Object({
   }),
 });
 
-const ErrorBody = Type.Object({ error: Type.Literal(true), message: Type.String(), code: Type.Integer() });
-
 export const selfCheckRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async (app, { deps }) => {
   const { verify } = deps.config;
   const stepMs = Math.min(verify.smtpTimeoutMs, MAX_STEP_MS);
@@ -99,7 +99,7 @@ export const selfCheckRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = 
         tags: ['operations'],
         summary: 'Check that outbound SMTP (port 25) and the HELO name work from this deployment',
         querystring: Query,
-        response: { 200: SelfCheck, '4xx': ErrorBody, '5xx': ErrorBody },
+        response: { 200: SelfCheck, '4xx': ErrorResponse, '5xx': ErrorResponse },
       },
       // An operator tool: it resolves any name and connects out, so a plain verify key could map internal DNS.
       onRequest: requireScope('admin'),
@@ -107,9 +107,7 @@ export const selfCheckRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = 
     async (request, reply) => {
       const host = (request.query.host ?? DEFAULT_SELF_CHECK_HOST).trim().replace(/\.$/, '');
       if (!net.isIP(host) && !HOST.test(host)) {
-        return reply
-          .status(400)
-          .send({ error: true as const, message: 'host must be a host name or an IP address', code: 400 });
+        return reply.status(400).send(errorBody(400, 'host must be a host name or an IP address'));
       }
       const started = Date.now();
       const [target, helo] = await Promise.all([resolveAll(host), resolveAll(verify.heloName)]);
@@ -122,7 +120,7 @@ export const selfCheckRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = 
         // IPv4 first (more MX hosts listen there); a second address only when the first cannot be reached.
         const ordered = [...usable.filter(net.isIPv4), ...usable.filter(net.isIPv6)].slice(0, 2);
         for (const address of ordered) {
-          probe = await greet(address, verify.smtpPort, stepMs);
+          probe = await greet(address, verify.smtpPort, verify.heloName, stepMs);
           if (probe.connected) break;
         }
         outcome = classify(probe);
@@ -158,7 +156,7 @@ interface Probe {
   connected: boolean;
   /** The greeting's text (all lines of a multi-line reply, joined by "\n"). */
   greeting: string | null;
-  /** timeout | a socket error code (ECONNREFUSED, EHOSTUNREACH, …) | closed */
+  /** timeout | a socket error code (ECONNREFUSED, EHOSTUNREACH, …) | closed | protocol */
   error: string | null;
 }
 
@@ -168,41 +166,28 @@ function classify(probe: Probe): Outcome {
   return 'no_greeting';
 }
 
-/** Connects, reads the (possibly multi-line) greeting, says QUIT. Every step is bounded by timeoutMs. */
-function greet(address: string, port: number, timeoutMs: number): Promise<Probe> {
-  return new Promise((resolve) => {
-    const probe: Probe = { address, connected: false, greeting: null, error: null };
-    const socket = net.connect({ host: address, port });
-    let buffer = '';
-    let done = false;
-    const finish = (error: string | null) => {
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      if (error && probe.greeting === null) probe.error = error;
-      socket.removeAllListeners('data');
-      socket.on('error', () => undefined);
-      if (probe.greeting !== null && socket.writable) socket.end('QUIT\r\n');
-      else socket.destroy();
-      resolve(probe);
-    };
-    let timer = setTimeout(() => finish('timeout'), timeoutMs);
-    socket.on('connect', () => {
-      probe.connected = true;
-      clearTimeout(timer);
-      timer = setTimeout(() => finish('timeout'), timeoutMs);
+/**
+ * Connects and reads the (possibly multi-line) greeting with the engine's SMTP client, then says QUIT. Every step
+ * is bounded by timeoutMs.
+ */
+async function greet(address: string, port: number, heloName: string, timeoutMs: number): Promise<Probe> {
+  try {
+    const { session, greeting } = await SmtpSession.connect({
+      address,
+      port,
+      servername: address,
+      heloName,
+      timeoutMs,
     });
-    socket.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString('latin1');
-      if (buffer.length > 8192) return finish('protocol');
-      const lines = buffer.split(/\r?\n/);
-      // A reply ends at the line whose fourth character is a space ("220 ", not "220-").
-      const last = lines.findIndex((line) => /^\d{3}(?: |$)/.test(line));
-      if (last === -1) return;
-      probe.greeting = lines.slice(0, last + 1).join('\n');
-      finish(null);
-    });
-    socket.on('error', (err: NodeJS.ErrnoException) => finish(err.code ?? 'error'));
-    socket.on('close', () => finish('closed'));
-  });
+    void session.quit();
+    return { address, connected: true, greeting: greeting.raw, error: null };
+  } catch (err) {
+    if (!(err instanceof SmtpError)) throw err;
+    // The client names the connect step in its message: a timeout there means no TCP connection at all.
+    const connected =
+      err.kind !== 'connection_failed' && !(err.kind === 'timeout' && /^connect\b/.test(err.message));
+    const error =
+      err.kind === 'connection_failed' ? (/\bE[A-Z]+\b/.exec(err.message)?.[0] ?? 'error') : err.kind;
+    return { address, connected, greeting: null, error };
+  }
 }

@@ -48,7 +48,8 @@ export interface DatabaseOptions {
 }
 
 type RawResult = unknown[] | { rows: unknown[] };
-const rowsOf = <T>(result: RawResult): T[] => (Array.isArray(result) ? result : result.rows) as T[];
+/** The rows of a raw query's result: postgres.js answers an array, PGlite `{rows}`. */
+export const rowsOf = <T>(result: RawResult): T[] => (Array.isArray(result) ? result : result.rows) as T[];
 
 /** PostgreSQL when DATABASE_URL is set; otherwise an embedded PGlite in dataDir, so `npm start` needs no server. */
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {

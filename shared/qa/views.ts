@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { sql } from 'drizzle-orm';
 import type { Db } from '../db/client.js';
-import { isInt4Id, MAX_INT4 } from '../db/int4.js';
-import { rows } from '../db/repositories/pagination.js';
+import { isInt4Id } from '../db/int4.js';
+import { applyViewBatch } from '../db/repositories/view-batches.js';
 import type { Redis } from '../redis.js';
 
 /**
@@ -46,10 +45,6 @@ export interface FlushResult {
   views: number;
 }
 
-// Recorded batch ids are only needed while their Redis key may still exist; a day is far beyond any retry.
-const KEEP_BATCH_IDS = sql`interval '1 day'`;
-const LOCK_TIMEOUT = '5s';
-
 export function viewFlusher(deps: { db: Db; redis: Redis; prefix: string }) {
   const keys = viewKeys(deps.prefix);
 
@@ -67,26 +62,8 @@ export function viewFlusher(deps: { db: Db; redis: Redis; prefix: string }) {
       .map(([field, value]) => [Number(field), Number(value)] as const)
       .filter(([id, n]) => isInt4Id(id) && Number.isInteger(n) && n > 0)
       .sort(([a], [b]) => a - b);
-    const ids = `{${counts.map(([id]) => id).join(',')}}`;
-    const ns = `{${counts.map(([, n]) => Math.min(n, MAX_INT4)).join(',')}}`;
-    return deps.db.transaction(async (tx) => {
-      // A lock held elsewhere fails this attempt instead of stalling the worker; the batch stays for the retry.
-      await tx.execute(sql`SELECT set_config('lock_timeout', ${LOCK_TIMEOUT}, true)`);
-      const recorded = await rows<{ id: string }>(
-        tx,
-        sql`INSERT INTO view_batches (id) VALUES (${batchId}) ON CONFLICT DO NOTHING RETURNING id`,
-      );
-      if (recorded.length === 0) return { applied: false, views: 0 };
-      if (counts.length > 0) {
-        // Rows are locked in id order first so that two flushers never deadlock on the same questions.
-        await tx.execute(sql`SELECT id FROM questions WHERE id = ANY(${ids}::int[]) ORDER BY id FOR UPDATE`);
-        // Saturating at the int4 maximum: an overflow must not turn a batch into one that fails forever.
-        await tx.execute(sql`UPDATE questions q SET views = least(q.views::bigint + v.n, ${MAX_INT4})::int
-                             FROM unnest(${ids}::int[], ${ns}::int[]) AS v(id, n) WHERE q.id = v.id`);
-      }
-      await tx.execute(sql`DELETE FROM view_batches WHERE applied_at < now() - ${KEEP_BATCH_IDS}`);
-      return { applied: true, views: counts.reduce((sum, [, n]) => sum + n, 0) };
-    });
+    const applied = await applyViewBatch(deps.db, batchId, counts);
+    return { applied, views: applied ? counts.reduce((sum, [, n]) => sum + n, 0) : 0 };
   }
 
   async function release(batchId: string): Promise<void> {

@@ -1,5 +1,6 @@
 import type { Static, TSchema } from 'typebox';
 import { aiQueue } from './ai.js';
+import type { QueueName } from './names.js';
 import { deliveriesQueue } from './deliveries.js';
 import { newsletterQueue } from './newsletter.js';
 import { pingQueue } from './ping.js';
@@ -20,7 +21,7 @@ export const catalog = {
   deliveries: deliveriesQueue,
   'verify-lists': verifyListsQueue,
   'qa-feed': qaFeedQueue,
-} as const;
+} as const satisfies Record<QueueName, unknown>;
 
 export type Catalog = typeof catalog;
 export type CatalogQueue = keyof Catalog;

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import type { VerificationReason } from '../verification/types.js';
+import type { VerificationReason } from '../verification/index.js';
 import { defineQueue, retrying, Skipped } from './define.js';
 
 /** Most addresses one bulk request (and so one job) carries. */

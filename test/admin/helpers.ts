@@ -1,32 +1,9 @@
 import type { LightMyRequestResponse } from 'fastify';
+import { CookieJar as Jar, csrfOf } from '../support/cookies.js';
+
+export { Jar, csrfOf };
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789abcdef';
-
-/** A tiny cookie jar for app.inject(): keeps what Set-Cookie gave, drops what was cleared. */
-export class Jar {
-  readonly cookies = new Map<string, string>();
-
-  take(response: LightMyRequestResponse): this {
-    for (const c of response.cookies) {
-      const expired = c.maxAge === 0 || (c.expires !== undefined && c.expires.getTime() <= Date.now());
-      if (expired || c.value === '') this.cookies.delete(c.name);
-      else this.cookies.set(c.name, c.value);
-    }
-    return this;
-  }
-
-  get header(): Record<string, string> {
-    return this.cookies.size === 0
-      ? {}
-      : { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
-  }
-}
-
-export const csrfOf = (html: string): string => {
-  const match = /name="_csrf" value="([^"]+)"/.exec(html);
-  if (!match) throw new Error(`no CSRF field in:\n${html.slice(0, 500)}`);
-  return match[1]!;
-};
 
 /** The one-time id of the key creation form (a resubmitted form must not mint a second key). */
 export const onceOf = (html: string): string => {

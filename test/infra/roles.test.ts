@@ -1,20 +1,12 @@
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startProcess, type RunningProcess } from '../support/processes.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
+import { freePort } from '../support/ports.js';
 
 /**
  * The deployment's shape without Docker: the three roles as separate processes against one PostgreSQL and one
  * Redis, started with the same commands as infra/k8s and infra/compose.yaml, each on its own port.
  */
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 const get = (url: string) => fetch(url, { signal: AbortSignal.timeout(5000) });
 

@@ -1,4 +1,3 @@
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildVerifyApp } from '../../services/verify/app.js';
 import { createApiKey } from '../../shared/access/admin.js';
@@ -7,18 +6,11 @@ import { usersRepository } from '../../shared/db/repositories/users.js';
 import { startDnsServer, type DnsServer } from '../support/dns-server.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { startMailWorld, type MailWorld } from '../support/smtp-servers.js';
+import { freePort } from '../support/ports.js';
 
 /** GET /verify/self-check against real loopback peers: an SMTP server, a tarpit, a refusing server, a DNS zone. */
 
 type App = Awaited<ReturnType<typeof buildVerifyApp>>;
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe('GET /verify/self-check', () => {
   let world: MailWorld;

@@ -1,19 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildQaApp } from '../../services/qa/app.js';
 import { connectRedis, type Redis } from '../../shared/redis.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
+import { freePort } from '../support/ports.js';
 import { expectRefused, limitHeaders } from './helpers.js';
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 
 /** A redis-server of the test's own, so the test can take it away and bring it back. */
 async function startRedis(port: number): Promise<ChildProcess> {

@@ -1,5 +1,6 @@
-import net from 'node:net';
 import { startProcess, type RunningProcess } from '../support/processes.js';
+import { freePort } from '../support/ports.js';
+import { CookieJar, csrfOf } from '../support/cookies.js';
 
 /**
  * The security suite talks to real processes over real HTTP: `bin/start.ts` started as a child with the
@@ -9,14 +10,6 @@ import { startProcess, type RunningProcess } from '../support/processes.js';
 
 export const ADMIN_TOKEN = 'security-suite-admin-token-0123456789abcdef';
 export const APP_SECRET = 'security-suite-app-secret-0123456789abcdef0123';
-
-export async function freePort(host = '127.0.0.1'): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, host, resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 export interface Service {
   process: RunningProcess;
@@ -45,36 +38,6 @@ export async function startService(
 
 export const http = (url: string, init: RequestInit = {}) =>
   fetch(url, { redirect: 'manual', signal: AbortSignal.timeout(15_000), ...init });
-
-/** Cookies of a browser: what Set-Cookie gave, minus what it cleared. */
-export class CookieJar {
-  readonly cookies = new Map<string, string>();
-
-  take(response: Response): this {
-    for (const line of response.headers.getSetCookie()) {
-      const [pair = ''] = line.split(';');
-      const eq = pair.indexOf('=');
-      const name = pair.slice(0, eq).trim();
-      const value = pair.slice(eq + 1).trim();
-      const cleared = value === '' || /max-age=0\b/i.test(line) || /expires=Thu, 01 Jan 1970/i.test(line);
-      if (cleared) this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-    return this;
-  }
-
-  get header(): Record<string, string> {
-    return this.cookies.size === 0
-      ? {}
-      : { cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ') };
-  }
-}
-
-export const csrfOf = (html: string): string => {
-  const match = /name="_csrf" value="([^"]+)"/.exec(html);
-  if (!match) throw new Error(`no CSRF field in:\n${html.slice(0, 500)}`);
-  return match[1]!;
-};
 
 export const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 export const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();

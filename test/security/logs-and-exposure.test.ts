@@ -4,7 +4,8 @@ import { createApiKey } from '../../shared/access/admin.js';
 import { usersRepository } from '../../shared/db/repositories/users.js';
 import { errorSerializer, redactUrlTokens } from '../../shared/log-serializers.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
-import { freePort, http } from './helpers.js';
+import { freePort } from '../support/ports.js';
+import { http } from './helpers.js';
 import { startProcess, type RunningProcess } from '../support/processes.js';
 
 /**

@@ -4,6 +4,7 @@ import { ConfigError, loadConfig } from '../../shared/config.js';
 import { adminSessionsRepository } from '../../shared/db/repositories/admin-sessions.js';
 import { developmentSecretWarnings } from '../../shared/production-guards.js';
 import { loadAppSecret } from '../../shared/secrets.js';
+import { settingsRepository } from '../../shared/db/repositories/settings.js';
 import { runProcess } from '../support/processes.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { ADMIN_TOKEN, APP_SECRET } from './helpers.js';
@@ -95,8 +96,7 @@ describe('production start-up and the admin CLI, as processes', { timeout: 120_0
   it('settings list masks the generated app secret', async () => {
     // Development without APP_SECRET: a secret is generated into the settings table on first use.
     const env = { ...runtime.env, APP_SECRET: '' };
-    const { code: seeded } = await runProcess('bin/admin.ts', ['settings', 'set', 'ai_enabled', 'true'], env);
-    expect(seeded).toBe(0);
+    await settingsRepository(runtime.database.db).set('ai_enabled', true);
     await loadAppSecret({ appSecret: undefined }, runtime.database);
     const [row] = await runtime.database.query<{ value: string }>(
       sql`SELECT value FROM settings WHERE key = 'app_secret'`,

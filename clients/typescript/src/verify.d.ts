@@ -537,7 +537,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Every error: the message is for humans, code equals the HTTP status */
             "4XX": {
                 headers: {
                     /** @description Requests allowed in the window that is closest to running out */
@@ -549,15 +549,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        error: true;
-                        message: string;
-                        code: number;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Default Response */
+            /** @description Every error: the message is for humans, code equals the HTTP status */
             "5XX": {
                 headers: {
                     /** @description Requests allowed in the window that is closest to running out */
@@ -569,12 +564,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @enum {boolean} */
-                        error: true;
-                        message: string;
-                        code: number;
-                    };
+                    "application/json": components["schemas"]["Error"];
                 };
             };
         };

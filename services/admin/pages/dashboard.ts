@@ -1,8 +1,7 @@
-import { count, isNull } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
-import { QUEUE_NAMES } from '../../../shared/config.js';
+import { QUEUE_NAMES } from '../../../shared/queues/names.js';
 import { settingsRepository } from '../../../shared/db/repositories/settings.js';
-import { apiKeys, subscribers } from '../../../shared/db/schema/index.js';
+import { adminStatsRepository } from '../../../shared/db/repositories/admin-stats.js';
 import { html, page } from '../html.js';
 import { sendPage, type AdminContext } from '../respond.js';
 
@@ -33,16 +32,17 @@ export async function dashboardPage(app: FastifyInstance, { deps, sessions }: Ad
   const { db } = deps.database;
 
   app.get('/admin', async (request, reply) => {
-    const [[keys], [subs], ai, queues] = await Promise.all([
-      db.select({ n: count() }).from(apiKeys).where(isNull(apiKeys.revokedAt)),
-      db.select({ n: count() }).from(subscribers),
+    const stats = adminStatsRepository(db);
+    const [keys, subs, ai, queues] = await Promise.all([
+      stats.activeKeys(),
+      stats.subscribers(),
       settingsRepository(db).get('ai_enabled'),
       queueCounts(deps),
     ]);
     const body = html` <div class="grid">
         <a class="card" href="/admin/keys" style="text-decoration:none;color:inherit"
           ><div class="muted">Active API keys</div>
-          <div class="stat">${keys?.n ?? 0}</div></a
+          <div class="stat">${keys}</div></a
         >
         <a class="card" href="/admin/settings" style="text-decoration:none;color:inherit"
           ><div class="muted">AI features</div>
@@ -50,7 +50,7 @@ export async function dashboardPage(app: FastifyInstance, { deps, sessions }: Ad
         >
         <a class="card" href="/admin/newsletter" style="text-decoration:none;color:inherit"
           ><div class="muted">Newsletter subscribers</div>
-          <div class="stat">${subs?.n ?? 0}</div></a
+          <div class="stat">${subs}</div></a
         >
       </div>
       <section class="card">

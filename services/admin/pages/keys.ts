@@ -1,12 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { createApiKey } from '../../../shared/access/admin.js';
 import { PLANS, SCOPES, type Plan, type Scope } from '../../../shared/access/keys.js';
 import { apiKeysRepository } from '../../../shared/db/repositories/api-keys.js';
 import { usersRepository } from '../../../shared/db/repositories/users.js';
 import { AppError } from '../../../shared/errors.js';
-import { csrfField, formatDate, html, page, type Html } from '../html.js';
-import { formBody, sendPage, type AdminContext } from '../respond.js';
+import { csrfField, formatDate, html } from '../html.js';
+import { formBody, formPage, type AdminContext } from '../respond.js';
 
 const SCOPE_HELP: Record<Scope, string> = {
   'qa:write': 'ask, answer, comment, vote, accept, edit (Q&A API)',
@@ -34,13 +34,7 @@ export async function keysPages(app: FastifyInstance, { deps, sessions }: AdminC
     /^[A-Za-z0-9_-]{16,64}$/.test(id) &&
     (await deps.redis.set(onceKey(id), '1', 'EX', 86_400, 'NX')) === 'OK';
 
-  async function render(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    status: number,
-    flash?: { kind: 'ok' | 'error'; text: string | Html },
-  ) {
-    const csrf = sessions.csrfToken(request.adminSession!);
+  const render = formPage(sessions, { title: 'API keys', active: '/admin/keys' }, async (csrf) => {
     const list = await keys.list();
     const rows = list.map(
       (k) =>
@@ -145,8 +139,8 @@ export async function keysPages(app: FastifyInstance, { deps, sessions }: AdminC
               </table>`
         }
       </section>`;
-    return sendPage(reply, status, page({ title: 'API keys', active: '/admin/keys', csrf, flash }, body));
-  }
+    return body;
+  });
 
   app.get('/admin/keys', async (request, reply) => render(request, reply, 200));
 

@@ -1,11 +1,11 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { pageOfLists } from '../../../shared/db/repositories/verification-lists.js';
 import { createListBudget } from '../../../shared/lists/budget.js';
 import { endList } from '../../../shared/lists/end.js';
 import { LIST_ID_PATTERN } from '../../../shared/lists/ids.js';
 import { toListView } from '../../../shared/lists/view.js';
-import { csrfField, html, page, type Html } from '../html.js';
-import { sendPage, type AdminContext } from '../respond.js';
+import { csrfField, html } from '../html.js';
+import { formPage, type AdminContext } from '../respond.js';
 
 const PER_PAGE = 50;
 const ACTIVE = new Set(['queued', 'running']);
@@ -18,13 +18,7 @@ export async function listsPage(app: FastifyInstance, { deps, sessions }: AdminC
   const budget = createListBudget(deps.redis, deps.config);
   const endDeps = { database: deps.database, queues: deps.queues, budget, logger: deps.logger };
 
-  async function render(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    status: number,
-    flash?: { kind: 'ok' | 'error'; text: string | Html },
-  ) {
-    const csrf = sessions.csrfToken(request.adminSession!);
+  const render = formPage(sessions, { title: 'Verification lists', active: '/admin/lists' }, async (csrf) => {
     const { lists, total } = await pageOfLists(deps.database.db, null, { limit: PER_PAGE, offset: 0 });
     const rows = lists.map((record) => {
       const l = toListView(record, null);
@@ -84,12 +78,8 @@ export async function listsPage(app: FastifyInstance, { deps, sessions }: AdminC
             </table>`
       }
     </section>`;
-    return sendPage(
-      reply,
-      status,
-      page({ title: 'Verification lists', active: '/admin/lists', csrf, flash }, body),
-    );
-  }
+    return body;
+  });
 
   app.get('/admin/lists', async (request, reply) => render(request, reply, 200));
 

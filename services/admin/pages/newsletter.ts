@@ -1,6 +1,5 @@
-import { count, gte, sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
-import { digestSends, subscribers } from '../../../shared/db/schema/index.js';
+import { adminStatsRepository } from '../../../shared/db/repositories/admin-stats.js';
 import { html, page } from '../html.js';
 import { sendPage, type AdminContext } from '../respond.js';
 
@@ -12,17 +11,8 @@ export async function newsletterPage(app: FastifyInstance, { deps, sessions }: A
   const { db } = deps.database;
 
   app.get('/admin/newsletter', async (request, reply) => {
-    const [byState, sends] = await Promise.all([
-      db
-        .select({ frequency: subscribers.frequency, status: subscribers.status, n: count() })
-        .from(subscribers)
-        .groupBy(subscribers.frequency, subscribers.status),
-      db
-        .select({ status: digestSends.status, n: count() })
-        .from(digestSends)
-        .where(gte(digestSends.createdAt, sql`now() - interval '30 days'`))
-        .groupBy(digestSends.status),
-    ]);
+    const stats = adminStatsRepository(db);
+    const [byState, sends] = await Promise.all([stats.subscribersByState(), stats.digestSendsByStatus(30)]);
     const cell = (f: string, s: string) => byState.find((r) => r.frequency === f && r.status === s)?.n ?? 0;
     const rowTotal = (f: string) => STATES.reduce((t, s) => t + cell(f, s), 0);
     const colTotal = (s: string) => FREQUENCIES.reduce((t, f) => t + cell(f, s), 0);

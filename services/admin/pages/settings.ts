@@ -1,11 +1,11 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import {
   SETTING_DEFAULTS,
   settingsRepository,
   type SettingName,
 } from '../../../shared/db/repositories/settings.js';
-import { csrfField, html, page, type Html } from '../html.js';
-import { formBody, sendPage, type AdminContext } from '../respond.js';
+import { csrfField, html } from '../html.js';
+import { formBody, formPage, type AdminContext } from '../respond.js';
 
 /** What each operator setting does; a setting added to SETTING_DEFAULTS shows up here even without a line. */
 const DESCRIPTIONS: Record<string, string> = {
@@ -55,13 +55,7 @@ export async function settingsPages(app: FastifyInstance, { deps, sessions }: Ad
     ['Queue prefix (QUEUE_PREFIX)', config.queuePrefix],
   ];
 
-  async function render(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    status: number,
-    flash?: { kind: 'ok' | 'error'; text: string | Html },
-  ) {
-    const csrf = sessions.csrfToken(request.adminSession!);
+  const render = formPage(sessions, { title: 'Settings', active: '/admin/settings' }, async (csrf) => {
     const values = await settings.all();
     const names = Object.keys(SETTING_DEFAULTS) as SettingName[];
     const inputs = names.map((name) => {
@@ -112,8 +106,8 @@ export async function settingsPages(app: FastifyInstance, { deps, sessions }: Ad
           </tbody>
         </table>
       </section>`;
-    return sendPage(reply, status, page({ title: 'Settings', active: '/admin/settings', csrf, flash }, body));
-  }
+    return body;
+  });
 
   app.get('/admin/settings', async (request, reply) => render(request, reply, 200));
 

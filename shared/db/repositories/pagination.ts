@@ -1,5 +1,4 @@
 import { sql, type SQL } from 'drizzle-orm';
-import type { Db } from '../client.js';
 
 /** Helpers shared by the read repositories: page arithmetic, raw rows on either driver, ISO timestamps. */
 
@@ -28,13 +27,7 @@ export const paginate = ({ page, limit }: PageParams, total: number): Pagination
   per_page: limit,
 });
 
-type RawResult = unknown[] | { rows: unknown[] };
-
-/** Raw SQL rows whichever driver runs underneath (postgres.js answers an array, PGlite `{rows}`). */
-export async function rows<T>(db: Db, statement: SQL): Promise<T[]> {
-  const result = (await db.execute(statement)) as unknown as RawResult;
-  return (Array.isArray(result) ? result : result.rows) as T[];
-}
+export { rows } from './rows.js';
 
 /**
  * A timestamptz as an ISO 8601 UTC string with milliseconds, formatted by PostgreSQL: the drivers disagree on how

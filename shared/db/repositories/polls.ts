@@ -1,6 +1,7 @@
-import { and, asc, eq, sql, type SQL } from 'drizzle-orm';
+import { and, asc, eq, sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { pollOptions, polls, pollVotes, questions } from '../schema/index.js';
+import { rows } from './rows.js';
 
 export interface PollRecord {
   id: number;
@@ -18,12 +19,7 @@ export interface PollRecord {
 /** 'refused' is a second vote on a poll that does not allow changing it. */
 export type CastOutcome = 'inserted' | 'updated' | 'refused';
 
-type RawResult = unknown[] | { rows: unknown[] };
-// tx.execute answers an array on postgres.js and { rows } on PGlite.
-const run = async <T>(db: Pick<Db, 'execute'>, statement: SQL): Promise<T[]> => {
-  const result = (await db.execute(statement)) as RawResult;
-  return (Array.isArray(result) ? result : result.rows) as T[];
-};
+const run = rows;
 
 export function pollsRepository(db: Db) {
   return {

@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { arrayLiteral } from '../bulk/array-literal.js';
-import type { Db } from '../client.js';
 import { iso } from './pagination.js';
+import { rows, type Executor } from './rows.js';
 
 /**
  * SQL of the asynchronous verification lists (migration 0005). A list's progress lives only here: its rows, its
@@ -12,13 +12,8 @@ import { iso } from './pagination.js';
 export type ListStatus = 'queued' | 'running' | 'completed' | 'cancelled' | 'failed';
 export const ACTIVE_STATUSES: readonly ListStatus[] = ['queued', 'running'];
 
-/** Runs raw SQL on a database or a transaction, on either driver (postgres.js answers an array, PGlite {rows}). */
-export type Executor = Pick<Db, 'execute'>;
-type RawResult = unknown[] | { rows: unknown[] };
-export const run = async <T>(db: Executor, statement: SQL): Promise<T[]> => {
-  const result = (await db.execute(statement)) as RawResult;
-  return (Array.isArray(result) ? result : result.rows) as T[];
-};
+export type { Executor };
+export const run = rows;
 
 export interface ListRecord {
   id: string;
