@@ -3,10 +3,10 @@ import {
   claimChunk,
   completeList,
   hasUnclaimed,
+  lockForWork,
   lockList,
   markStarted,
   storeResults,
-  type ClaimedAddress,
 } from '../db/repositories/verification-lists.js';
 import type { Queues } from '../queues/producer.js';
 import { LIST_CHUNK_ADDRESSES, LIST_LANES } from '../queues/verify-lists.js';
@@ -31,18 +31,23 @@ export type ChunkOutcome =
  */
 export async function processChunk(deps: ChunkDeps, listId: string, chunk: number): Promise<ChunkOutcome> {
   const db = deps.database.db;
-  const claimed = await db.transaction(async (tx): Promise<ClaimedAddress[] | null> => {
-    const status = await lockList(tx, listId);
-    if (status !== 'queued' && status !== 'running') return null;
+  const work = await db.transaction(async (tx) => {
+    const list = await lockForWork(tx, listId);
+    if (list?.status !== 'queued' && list?.status !== 'running') return null;
     await markStarted(tx, listId);
-    return claimChunk(tx, listId, chunk, LIST_CHUNK_ADDRESSES);
+    return { claimed: await claimChunk(tx, listId, chunk, LIST_CHUNK_ADDRESSES), maxAgeSec: list.maxAgeSec };
   });
-  if (claimed === null) return { state: 'inactive' };
+  if (work === null) return { state: 'inactive' };
+  const { claimed } = work;
 
   let completed = false;
   let unclaimed: boolean;
   if (claimed.length > 0) {
-    const results = await deps.verifier.verifyDomainGroup(claimed.map((c) => c.email));
+    const results = await deps.verifier.verifyDomainGroup(
+      claimed.map((c) => c.email),
+      undefined,
+      work.maxAgeSec === null ? {} : { maxAgeSec: work.maxAgeSec },
+    );
     const stored = await db.transaction(async (tx) => {
       // Cancelled while probing: the results are dropped, as the cancel refunded these addresses.
       if ((await lockList(tx, listId)) !== 'running') return null;

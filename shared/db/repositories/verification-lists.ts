@@ -38,6 +38,8 @@ export interface ListRecord {
   callback_url: string | null;
   charged: number;
   charge_windows: Record<string, number> | null;
+  /** The creation's max_age (seconds): the oldest cached verdict its chunks accept; null accepts any still kept. */
+  max_age_sec: number | null;
   created_at: string;
   started_at: string | null;
   completed_at: string | null;
@@ -57,7 +59,7 @@ export const jsonb = (value: unknown): string =>
 
 const listColumns = sql`l.id, l.user_id, l.key_id, l.name, l.status, l.total, l.unique_count, l.processed,
   l.probed, l.valid_count, l.invalid_count, l.risky_count, l.unknown_count, l.columns, l.callback_url, l.charged,
-  l.charge_windows, ${iso(sql`l.created_at`)} AS created_at, ${iso(sql`l.started_at`)} AS started_at,
+  l.charge_windows, l.max_age_sec, ${iso(sql`l.created_at`)} AS created_at, ${iso(sql`l.started_at`)} AS started_at,
   ${iso(sql`l.completed_at`)} AS completed_at,
   EXTRACT(EPOCH FROM (now() - l.started_at))::float8 AS running_seconds,
   (SELECT u.username FROM users u WHERE u.id = l.user_id) AS username`;
@@ -69,14 +71,16 @@ export interface NewList {
   name: string;
   callbackUrl: string | null;
   idempotencyKey: string | null;
+  maxAgeSec: number | null;
 }
 
 /** Inserts the list row; a second creation with the same idempotency key fails on the unique index (23505). */
 export async function insertList(db: Executor, list: NewList): Promise<void> {
   await run(
     db,
-    sql`INSERT INTO ${L} (id, user_id, key_id, name, callback_url, idempotency_key)
-        VALUES (${list.id}, ${list.userId}, ${list.keyId}, ${list.name}, ${list.callbackUrl}, ${list.idempotencyKey})`,
+    sql`INSERT INTO ${L} (id, user_id, key_id, name, callback_url, idempotency_key, max_age_sec)
+        VALUES (${list.id}, ${list.userId}, ${list.keyId}, ${list.name}, ${list.callbackUrl}, ${list.idempotencyKey},
+                ${list.maxAgeSec})`,
   );
 }
 
@@ -226,6 +230,18 @@ export async function lockList(db: Executor, id: string): Promise<ListStatus | u
     sql`SELECT status FROM ${L} WHERE id = ${id} FOR UPDATE`,
   );
   return row?.status;
+}
+
+/** Locks the list row for a chunk or a retry: its status and the max_age its probes honour. */
+export async function lockForWork(
+  db: Executor,
+  id: string,
+): Promise<{ status: ListStatus; maxAgeSec: number | null } | undefined> {
+  const [row] = await run<{ status: ListStatus; max_age_sec: number | null }>(
+    db,
+    sql`SELECT status, max_age_sec FROM ${L} WHERE id = ${id} FOR UPDATE`,
+  );
+  return row && { status: row.status, maxAgeSec: row.max_age_sec };
 }
 
 /**
