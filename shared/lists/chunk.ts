@@ -1,22 +1,23 @@
 import type { Database } from '../db/client.js';
 import {
   claimChunk,
-  completeList,
   hasUnclaimed,
   lockForWork,
-  lockList,
   markStarted,
-  storeResults,
+  type RetryPolicy,
 } from '../db/repositories/verification-lists.js';
 import type { Queues } from '../queues/producer.js';
 import { LIST_CHUNK_ADDRESSES, LIST_LANES } from '../queues/verify-lists.js';
 import type { Verifier } from '../verification/index.js';
 import { enqueueChunks } from './enqueue.js';
+import { scheduleRetry } from './retry.js';
+import { settle } from './settle.js';
 
 export interface ChunkDeps {
   database: Database;
   queues: Queues;
   verifier: Pick<Verifier, 'verifyDomainGroup'>;
+  retry: RetryPolicy;
 }
 
 export type ChunkOutcome =
@@ -25,9 +26,10 @@ export type ChunkOutcome =
 
 /**
  * One chunk job of a list: claim (or find again, after a crash) this chunk's addresses, verify the ones without a
- * result by domain with the engine, store every row's result and the counters in one transaction, then hand the
- * lane on to chunk + LIST_LANES while unclaimed addresses remain. Completing the list is decided by a conditional
- * UPDATE, so exactly one chunk fires the callback (the caller, when `completed`).
+ * result by domain with the engine (honouring the list's max_age), then in one transaction store every row's result
+ * and the counters, except for addresses the remote host deferred (greylisting), which wait for a retry job. Hands
+ * the lane on to chunk + LIST_LANES while unclaimed addresses remain. Completing the list is decided by a
+ * conditional UPDATE, so exactly one job fires the callback (the caller, when `completed`).
  */
 export async function processChunk(deps: ChunkDeps, listId: string, chunk: number): Promise<ChunkOutcome> {
   const db = deps.database.db;
@@ -48,19 +50,12 @@ export async function processChunk(deps: ChunkDeps, listId: string, chunk: numbe
       undefined,
       work.maxAgeSec === null ? {} : { maxAgeSec: work.maxAgeSec },
     );
-    const stored = await db.transaction(async (tx) => {
-      // Cancelled while probing: the results are dropped, as the cancel refunded these addresses.
-      if ((await lockList(tx, listId)) !== 'running') return null;
-      const state = await storeResults(
-        tx,
-        listId,
-        claimed.map((c, k) => ({ address: c.address, result: results[k] })),
-      );
-      return { ...state, completed: !state.pending && (await completeList(tx, listId)) };
-    });
-    if (stored === null) return { state: 'inactive' };
-    completed = stored.completed;
-    unclaimed = stored.unclaimed;
+    const settled = await db.transaction((tx) => settle(tx, listId, claimed, results, deps.retry));
+    if (settled === null) return { state: 'inactive' };
+    completed = settled.completed;
+    unclaimed = settled.unclaimed;
+    // Lost (a crash right here, Redis gone), the retry job is re-created by the sweeper from retry_at.
+    if (settled.retryDue !== null) await scheduleRetry(deps.queues, listId, settled.retryDue);
   } else {
     unclaimed = await hasUnclaimed(db, listId);
   }

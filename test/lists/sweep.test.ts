@@ -48,7 +48,16 @@ describe('the list sweeper', () => {
     // Chunk 0 of `broken` claims its addresses, then its worker dies before storing a result.
     const dying = { verifyDomainGroup: () => Promise.reject(new Error('worker died')) };
     await expect(
-      processChunk({ database: runtime.database, queues: runtime.queues, verifier: dying }, broken, 0),
+      processChunk(
+        {
+          database: runtime.database,
+          queues: runtime.queues,
+          verifier: dying,
+          retry: { delayMs: 1000, windowMs: 0 },
+        },
+        broken,
+        0,
+      ),
     ).rejects.toThrow('worker died');
     // Redis loses every job.
     await runtime.queues.queue('verify-lists').obliterate({ force: true });

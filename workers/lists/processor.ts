@@ -1,6 +1,7 @@
 import { createListBudget } from '../../shared/lists/budget.js';
 import { processChunk } from '../../shared/lists/chunk.js';
 import { announceEnd, endList } from '../../shared/lists/end.js';
+import { processRetry } from '../../shared/lists/retry.js';
 import { sweepLists } from '../../shared/lists/sweep.js';
 import { createVerifier } from '../../shared/verification/index.js';
 import { verifierOptionsFrom } from '../../shared/verification/service.js';
@@ -22,29 +23,52 @@ export const verifyListsProcessor: ProcessorFactory<'verify-lists'> = (deps) => 
   const verifier = createVerifier(verifierOptionsFrom(deps.config, deps.redis, log));
   const budget = createListBudget(deps.redis, deps.config);
   const endDeps = { database: deps.database, queues: deps.queues, budget, logger: log };
+  const { retryDelayMs, retryWindowMs } = deps.config.verifyLists;
+  const work = {
+    database: deps.database,
+    queues: deps.queues,
+    verifier,
+    retry: { delayMs: retryDelayMs, windowMs: retryWindowMs },
+  };
+  // Out of retries (Redis or PostgreSQL down for minutes): the list ends as failed rather than hanging.
+  const failListAfterLastAttempt = async (
+    job: { opts: { attempts?: number }; attemptsMade: number },
+    jobLog: typeof log,
+    listId: string,
+    err: unknown,
+  ) => {
+    const attempts = job.opts.attempts ?? 1;
+    if (job.attemptsMade + 1 < attempts) return;
+    jobLog.error({ err, listId }, 'list job out of retries; the list failed');
+    await endList(endDeps, listId, 'failed').catch(() => {});
+  };
   return {
     close: async () => verifier.close(),
     concurrency: LIST_WORKER_CONCURRENCY,
     handlers: {
       chunk: async ({ listId, chunk }, { job, log: jobLog }) => {
         try {
-          const outcome = await processChunk(
-            { database: deps.database, queues: deps.queues, verifier },
-            listId,
-            chunk,
-          );
+          const outcome = await processChunk(work, listId, chunk);
           if (outcome.state === 'done' && outcome.completed) {
             jobLog.info({ listId }, 'list completed');
             await announceEnd(endDeps, listId, 'list.completed');
           }
           return outcome;
         } catch (err) {
-          // Out of retries (Redis or PostgreSQL down for minutes): the list ends as failed rather than hanging.
-          const attempts = job.opts.attempts ?? 1;
-          if (job.attemptsMade + 1 >= attempts) {
-            jobLog.error({ err, listId, chunk }, 'list chunk out of retries; the list failed');
-            await endList(endDeps, listId, 'failed').catch(() => {});
+          await failListAfterLastAttempt(job, jobLog, listId, err);
+          throw err;
+        }
+      },
+      retry: async ({ listId, due }, { job, log: jobLog }) => {
+        try {
+          const outcome = await processRetry(work, listId, due);
+          if (outcome.state === 'done' && outcome.completed) {
+            jobLog.info({ listId }, 'list completed');
+            await announceEnd(endDeps, listId, 'list.completed');
           }
+          return outcome;
+        } catch (err) {
+          await failListAfterLastAttempt(job, jobLog, listId, err);
           throw err;
         }
       },
