@@ -22,7 +22,7 @@ export interface ChunkDeps {
 
 export type ChunkOutcome =
   | { state: 'inactive' } // the list is gone, cancelled or ended: nothing probed
-  | { state: 'done'; verified: number; completed: boolean };
+  | { state: 'done'; verified: number; completed: boolean; delivery: string | null };
 
 /**
  * One chunk job of a list: claim (or find again, after a crash) this chunk's addresses, verify the ones without a
@@ -43,6 +43,7 @@ export async function processChunk(deps: ChunkDeps, listId: string, chunk: numbe
   const { claimed } = work;
 
   let completed = false;
+  let delivery: string | null = null;
   let unclaimed: boolean;
   if (claimed.length > 0) {
     const results = await deps.verifier.verifyDomainGroup(
@@ -53,6 +54,7 @@ export async function processChunk(deps: ChunkDeps, listId: string, chunk: numbe
     const settled = await db.transaction((tx) => settle(tx, listId, claimed, results, deps.retry));
     if (settled === null) return { state: 'inactive' };
     completed = settled.completed;
+    delivery = settled.delivery;
     unclaimed = settled.unclaimed;
     // Lost (a crash right here, Redis gone), the retry job is re-created by the sweeper from retry_at.
     if (settled.retryDue !== null) await scheduleRetry(deps.queues, listId, settled.retryDue);
@@ -60,5 +62,5 @@ export async function processChunk(deps: ChunkDeps, listId: string, chunk: numbe
     unclaimed = await hasUnclaimed(db, listId);
   }
   if (unclaimed) await enqueueChunks(deps.queues, listId, [chunk + LIST_LANES]);
-  return { state: 'done', verified: claimed.length, completed };
+  return { state: 'done', verified: claimed.length, completed, delivery };
 }

@@ -45,7 +45,8 @@ export async function scheduleRetry(
   );
 }
 
-export type RetryOutcome = { state: 'inactive' } | { state: 'done'; verified: number; completed: boolean };
+export type RetryOutcome =
+  { state: 'inactive' } | { state: 'done'; verified: number; completed: boolean; delivery: string | null };
 
 /**
  * One retry job: probes every deferred address of the list whose retry is due, a batch at a time, settling each as
@@ -55,6 +56,7 @@ export async function processRetry(deps: RetryDeps, listId: string, due: number)
   const db = deps.database.db;
   let verified = 0;
   let completed = false;
+  let delivery: string | null = null;
   for (;;) {
     const work = await db.transaction(async (tx) => {
       const list = await lockForWork(tx, listId);
@@ -74,10 +76,13 @@ export async function processRetry(deps: RetryDeps, listId: string, due: number)
     const settled = await db.transaction((tx) => settle(tx, listId, work.claimed, results, deps.retry));
     if (settled === null) return { state: 'inactive' };
     verified += work.claimed.length;
-    completed ||= settled.completed;
+    if (settled.completed) {
+      completed = true;
+      delivery = settled.delivery;
+    }
   }
   const next = await nextRetryDue(db, listId);
   // This job's own id is taken until it ends: a next retry due within its grid step goes one step later.
   if (next !== null) await scheduleRetry(deps.queues, listId, Math.max(next, gridOf(due) + RETRY_GRID_MS));
-  return { state: 'done', verified, completed };
+  return { state: 'done', verified, completed, delivery };
 }

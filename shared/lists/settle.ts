@@ -8,6 +8,7 @@ import {
   type RetryPolicy,
 } from '../db/repositories/verification-lists.js';
 import type { VerificationResult } from '../verification/index.js';
+import { recordEnd } from './end.js';
 
 /**
  * What becomes of a list's probed addresses, shared by its chunks and its retries: a temporary deferral by the remote
@@ -31,8 +32,10 @@ export function isDeferral(result: Pick<VerificationResult, 'reason' | 'smtp_cod
 export type Settled =
   | null // the list is no longer running (cancelled while probing): nothing stored
   | {
-      /** The list's last result was stored here: the caller announces its end. */
+      /** The list's last result was stored here: it was completed in this transaction. */
       completed: boolean;
+      /** Its callback, recorded in the same transaction: the caller hands it over after the commit. */
+      delivery: string | null;
       unclaimed: boolean;
       /** Epoch ms of the earliest retry among the addresses deferred here; null when none was. */
       retryDue: number | null;
@@ -40,7 +43,8 @@ export type Settled =
 
 /**
  * In the caller's transaction: locks the list, defers what may be retried, stores every other result and moves the
- * counters, and completes the list when nothing is left unverified (addresses waiting for a retry count as left).
+ * counters, and completes the list when nothing is left unverified (addresses waiting for a retry count as left),
+ * recording its callback with the completion.
  */
 export async function settle(
   tx: Executor,
@@ -59,8 +63,10 @@ export async function settle(
     listId,
     claimed.flatMap((c, k) => (waiting.has(c.address) ? [] : [{ address: c.address, result: results[k] }])),
   );
+  const completed = !state.pending && (await completeList(tx, listId));
   return {
-    completed: !state.pending && (await completeList(tx, listId)),
+    completed,
+    delivery: completed ? await recordEnd(tx, listId, 'list.completed') : null,
     unclaimed: state.unclaimed,
     retryDue: deferred.length === 0 ? null : Math.min(...deferred.map((d) => d.due)),
   };

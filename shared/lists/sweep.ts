@@ -1,4 +1,5 @@
 import type { Database } from '../db/client.js';
+import { handOverPending } from '../delivery/index.js';
 import {
   activeListIds,
   hasUnclaimed,
@@ -25,9 +26,11 @@ const LIVE = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-ch
  * that still has addresses without a result, else its next chunk if unclaimed addresses remain; a job already
  * waiting or running for it is left alone, a finished or failed one is replaced. PostgreSQL decides what is left,
  * so re-created work never probes an address whose result is stored. Likewise the retry job of a list's next
- * deferred (greylisted) address, from retry_at.
+ * deferred (greylisted) address, from retry_at, and the callbacks recorded but never handed to the delivery queue.
  */
-export async function sweepLists(deps: SweepDeps): Promise<{ lists: number; enqueued: number }> {
+export async function sweepLists(
+  deps: SweepDeps,
+): Promise<{ lists: number; enqueued: number; callbacks: number }> {
   const queue = deps.queues.queue('verify-lists');
   let enqueued = 0;
   // True when the job will run (again); a finished or failed job of that id is removed so that it can be re-added.
@@ -63,5 +66,7 @@ export async function sweepLists(deps: SweepDeps): Promise<{ lists: number; enqu
     }
   }
   if (enqueued > 0) deps.logger.info({ lists: ids.length, enqueued }, 'list sweeper re-created chunk jobs');
-  return { lists: ids.length, enqueued };
+  // The outbox: callbacks of ended lists (deliveries) whose hand-over to the queue a crash cut off.
+  const callbacks = await handOverPending(deps);
+  return { lists: ids.length, enqueued, callbacks };
 }

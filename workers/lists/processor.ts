@@ -1,6 +1,6 @@
 import { createListBudget } from '../../shared/lists/budget.js';
 import { processChunk } from '../../shared/lists/chunk.js';
-import { announceEnd, endList } from '../../shared/lists/end.js';
+import { endList, handOverEnd } from '../../shared/lists/end.js';
 import { processRetry } from '../../shared/lists/retry.js';
 import { sweepLists } from '../../shared/lists/sweep.js';
 import { createVerifier } from '../../shared/verification/index.js';
@@ -51,7 +51,7 @@ export const verifyListsProcessor: ProcessorFactory<'verify-lists'> = (deps) => 
           const outcome = await processChunk(work, listId, chunk);
           if (outcome.state === 'done' && outcome.completed) {
             jobLog.info({ listId }, 'list completed');
-            await announceEnd(endDeps, listId, 'list.completed');
+            await handOverEnd(endDeps, listId, outcome.delivery);
           }
           return outcome;
         } catch (err) {
@@ -64,7 +64,7 @@ export const verifyListsProcessor: ProcessorFactory<'verify-lists'> = (deps) => 
           const outcome = await processRetry(work, listId, due);
           if (outcome.state === 'done' && outcome.completed) {
             jobLog.info({ listId }, 'list completed');
-            await announceEnd(endDeps, listId, 'list.completed');
+            await handOverEnd(endDeps, listId, outcome.delivery);
           }
           return outcome;
         } catch (err) {

@@ -266,6 +266,15 @@ export async function endActiveList(
   return row;
 }
 
+/** The webhook secret that signs a list's callback; null when its key was revoked (nothing is sent then). */
+export async function callbackSecret(db: Executor, keyId: number): Promise<string | null> {
+  const [row] = await run<{ secret: string }>(
+    db,
+    sql`SELECT webhook_secret AS secret FROM api_keys WHERE id = ${keyId} AND revoked_at IS NULL`,
+  );
+  return row?.secret ?? null;
+}
+
 export async function deleteList(db: Executor, id: string): Promise<void> {
   await run(db, sql`DELETE FROM ${L} WHERE id = ${id}`);
 }
