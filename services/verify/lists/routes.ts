@@ -87,7 +87,8 @@ export const listRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async
       },
       bodyLimit: limits.maxBytes,
       onRequest: guard,
-      config: { rateLimitInHandler: true },
+      // The list's distinct addresses are charged by createList, once the upload has been read.
+      config: { rateLimitCost: 'handler' },
       // The body is a stream for uploads and is checked by the handler for JSON; the query goes through the
       // service's one validator (coerced like every query string).
       validatorCompiler: (route) =>
