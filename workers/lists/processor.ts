@@ -3,6 +3,7 @@ import { processChunk } from '../../shared/lists/chunk.js';
 import { endList, handOverEnd } from '../../shared/lists/end.js';
 import { processRetry } from '../../shared/lists/retry.js';
 import { sweepLists } from '../../shared/lists/sweep.js';
+import { catalog } from '../../shared/queues/catalog.js';
 import { createVerifier } from '../../shared/verification/index.js';
 import { verifierOptionsFrom } from '../../shared/verification/service.js';
 import type { ProcessorFactory } from '../types.js';
@@ -42,8 +43,22 @@ export const verifyListsProcessor: ProcessorFactory<'verify-lists'> = (deps) => 
     jobLog.error({ err, listId }, 'list job out of retries; the list failed');
     await endList(endDeps, listId, 'failed').catch(() => {});
   };
+  // The sweeper is what re-creates a list's lost jobs, and its job scheduler lives in Redis too: a Redis restarted
+  // without persistence loses it with everything else. It is installed again whenever the connection comes back
+  // (an upsert: a no-op while it exists, and idempotent across workers).
+  const reinstallSweeper = () => {
+    for (const s of catalog['verify-lists'].schedulers?.(deps.config) ?? [])
+      deps.queues
+        .queue('verify-lists')
+        .upsertJobScheduler(s.id, s.repeat, { name: s.job, data: s.payload })
+        .catch((err: unknown) => log.warn({ err }, 'could not reinstall the list sweeper'));
+  };
+  deps.redis.on('ready', reinstallSweeper);
   return {
-    close: async () => verifier.close(),
+    close: async () => {
+      deps.redis.off('ready', reinstallSweeper);
+      await verifier.close();
+    },
     concurrency: LIST_WORKER_CONCURRENCY,
     handlers: {
       chunk: async ({ listId, chunk }, { job, log: jobLog }) => {
