@@ -224,6 +224,11 @@ export function loadConfig(env: Env = process.env) {
     verifyLists: {
       maxAddresses: r.int('VERIFY_LIST_MAX_ADDRESSES', 1_000_000, 1, 100_000_000),
       maxBytes: r.int('VERIFY_LIST_MAX_BYTES', 64 * 1024 * 1024, 1024, 4 * 1024 * 1024 * 1024),
+      // A list's greylisted (temporarily deferred) address is probed again after 1, 3 and then 6 times this delay,
+      // as long as it stays within the window of its first deferral; then it settles as unknown. Window 0: no
+      // retries (settled at once, as /bulk-verify does).
+      retryDelayMs: r.int('VERIFY_LIST_RETRY_DELAY_MS', 300_000, 100, 86_400_000),
+      retryWindowMs: r.int('VERIFY_LIST_RETRY_WINDOW_MS', 3_600_000, 0, 7 * 86_400_000),
     },
     ai: {
       providerUrl: r.url('AI_PROVIDER_URL', ['http:', 'https:']),

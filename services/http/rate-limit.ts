@@ -19,15 +19,15 @@ import { DOCUMENTATION_ROUTES } from './openapi.js';
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
-     * Points a request of this route costs, computed after the body is parsed and validated (a batch
-     * counts each of its entries). Without it a request costs 1, counted before anything else runs.
+     * What a request of this route costs, when that is known only later than onRequest (default: 1 point, counted
+     * before anything else runs):
+     * - a function: the points, computed in preHandler once the body is parsed and validated (a batch counts each
+     *   of its entries);
+     * - 'handler': known only to the handler (a streamed upload, whose cost is known once it is read), which counts
+     *   it and sets request.rateLimit and the headers.
+     * Either way, a request that reaches onSend uncounted (an error first) is counted 1 point there, as for any route.
      */
-    rateLimitCost?: (request: FastifyRequest) => number;
-    /**
-     * The handler counts the request itself (a streamed upload whose cost is known only once it is read): it sets
-     * request.rateLimit and the headers. If it never does (an error first), onSend counts 1 point as for any route.
-     */
-    rateLimitInHandler?: boolean;
+    rateLimitCost?: ((request: FastifyRequest) => number) | 'handler';
   }
   interface FastifyRequest {
     /** The rate-limit decision of this request, once counted. */
@@ -100,9 +100,10 @@ export function rateLimitHeaders(decision: Decision): Record<string, string> {
  * Register it right after the auth plugin so request.principal is known. Every counted response carries
  * X-RateLimit-Limit/Remaining/Reset; a refused one is a 429 with Retry-After.
  *
- * Three moments: onRequest counts 1 point for ordinary routes; a route with `config.rateLimitCost` is counted
- * in preHandler, once its body is parsed; onSend counts 1 point for any response that got here uncounted (a
- * rejected key, an invalid body), so no request escapes the budget or goes without headers.
+ * Three moments: onRequest counts 1 point for ordinary routes; a route with a `config.rateLimitCost` function is
+ * counted in preHandler, once its body is parsed (a cost of 'handler': by its handler); onSend counts 1 point for
+ * any response that got here uncounted (a rejected key, an invalid body), so no request escapes the budget or goes
+ * without headers.
  */
 export const rateLimitPlugin = fp<RateLimitPluginOptions>(
   async (app: FastifyInstance, options) => {
@@ -175,20 +176,14 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
     });
 
     app.addHook('onRequest', async (request, reply) => {
-      if (
-        isExempt(request) ||
-        costOf(request) ||
-        request.routeOptions.config?.rateLimitInHandler ||
-        awaitsSession(request)
-      )
-        return;
+      if (isExempt(request) || costOf(request) !== undefined || awaitsSession(request)) return;
       const decision = await count(request, reply, 1);
       if (!decision.allowed) throw refuse(decision);
     });
 
     app.addHook('preHandler', async (request, reply) => {
       const cost = costOf(request);
-      if (!cost || request.rateLimit) return;
+      if (typeof cost !== 'function' || request.rateLimit) return;
       const points = Math.max(1, Math.floor(cost(request)));
       const decision = await count(request, reply, Number.isFinite(points) ? points : 1);
       if (!decision.allowed) throw refuse(decision);

@@ -32,11 +32,10 @@ const MAX_SUBJECT_LENGTH = 200;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /**
- * Persists the delivery and enqueues its first attempt; returns the delivery id (sent as X-Agora-Delivery). The URL
- * is expected to have passed checkCallbackUrl when it was registered; the worker applies the address guard again
- * on every attempt. Throws ValidationError for a request that could never be delivered.
+ * Checks a delivery request and serialises its body once; throws ValidationError for a request that could never be
+ * delivered. Shared by enqueueDelivery and the outbox (outbox.ts).
  */
-export async function enqueueDelivery(deps: DeliveryDeps, request: DeliveryRequest): Promise<string> {
+export function prepareDelivery(request: DeliveryRequest): { body: string; schedule: DeliverySchedule } {
   const url = parseTargetUrl(request.url);
   if (typeof url === 'string') throw new ValidationError(`Invalid delivery URL: ${url}`);
   if (typeof request.secret !== 'string' || request.secret.length === 0)
@@ -55,7 +54,16 @@ export async function enqueueDelivery(deps: DeliveryDeps, request: DeliveryReque
     throw new ValidationError(`A delivery body is at most ${MAX_BODY_BYTES} bytes`);
   const schedule = request.schedule ?? CALLBACK_SCHEDULE;
   checkSchedule(schedule);
+  return { body, schedule };
+}
 
+/**
+ * Persists the delivery and enqueues its first attempt; returns the delivery id (sent as X-Agora-Delivery). The URL
+ * is expected to have passed checkCallbackUrl when it was registered; the worker applies the address guard again
+ * on every attempt. Throws ValidationError for a request that could never be delivered.
+ */
+export async function enqueueDelivery(deps: DeliveryDeps, request: DeliveryRequest): Promise<string> {
+  const { body, schedule } = prepareDelivery(request);
   const id = randomUUID();
   const repository = deliveriesRepository(deps.database);
   await repository.insert({
@@ -119,8 +127,8 @@ export async function redeliver(deps: DeliveryDeps, deliveryId: string): Promise
   return deliveryId;
 }
 
-function enqueueRound(
-  queues: Queues,
+export function enqueueRound(
+  queues: Pick<Queues, 'enqueue'>,
   deliveryId: string,
   round: number,
   schedule: DeliverySchedule,

@@ -15,3 +15,4 @@ export { checkCallbackUrl, MAX_URL_LENGTH, type Resolve } from './target.js';
 export { signPayload, verifySignature, SIGNATURE_HEADER, DEFAULT_TOLERANCE_SECONDS } from './signature.js';
 export { CALLBACK_SCHEDULE, WEBHOOK_SCHEDULE, type DeliverySchedule } from './schedule.js';
 export { DELIVERY_HEADER, EVENT_HEADER, ATTEMPT_HEADER } from './attempt.js';
+export { recordDelivery, handOver, handOverPending, OUTBOX_GRACE_MS, type OutboxDeps } from './outbox.js';

@@ -1,13 +1,13 @@
-import { webhookSecretForKey } from '../access/webhook-secret.js';
 import type { Database } from '../db/client.js';
-import { checkCallbackUrl, deliveryStatus, enqueueDelivery } from '../delivery/index.js';
+import { callbackSecret, type Executor } from '../db/repositories/verification-lists.js';
+import { checkCallbackUrl, deliveryStatus, handOver, recordDelivery } from '../delivery/index.js';
 import { ValidationError } from '../errors.js';
 import type { Queues } from '../queues/producer.js';
 
 /**
- * A list's callback, the only module of the list code that talks to the delivery queue (shared/delivery): the
- * URL checked at creation by the same guard as every outbound target, the end of a list handed over as one signed
- * delivery, and its state read back for `GET /lists/{id}`.
+ * A list's callback, the only module of the list code that talks to the delivery code (shared/delivery): the URL
+ * checked at creation by the same guard as every outbound target, the end of a list recorded as one signed delivery
+ * in the outbox and handed to the queue after the commit, and its state read back for `GET /lists/{id}`.
  */
 
 export type ListEvent = 'list.completed' | 'list.cancelled' | 'list.failed';
@@ -31,20 +31,25 @@ export async function checkListCallbackUrl(url: string, allowPrivate: boolean): 
 }
 
 /**
- * Hands the end of a list to the delivery queue: `{event, data: List}` POSTed to the callback URL, signed with
- * the webhook secret of the key that created the list. Called once per list, by whoever's conditional UPDATE
- * ended it. A key revoked since has no secret any more: nothing is sent.
+ * Records the end of a list as one signed delivery, in the transaction that ended it (the outbox: the two commit
+ * together): `{event, data: List}` POSTed to the callback URL, signed with the webhook secret of the key that created
+ * the list. Null when nothing is to be sent: no callback URL, or the key was revoked since (no secret any more).
  */
-export async function notifyListEnded(
-  deps: CallbackDeps,
+export async function recordListCallback(
+  tx: Executor,
   list: { id: string; callbackUrl: string | null; keyId: number },
   event: ListEvent,
   body: unknown,
-): Promise<void> {
-  if (list.callbackUrl === null) return;
-  const secret = await webhookSecretForKey(deps.database, list.keyId);
-  if (secret === null) return;
-  await enqueueDelivery(deps, { url: list.callbackUrl, secret, event, body, subject: listSubject(list.id) });
+): Promise<string | null> {
+  if (list.callbackUrl === null) return null;
+  const secret = await callbackSecret(tx, list.keyId);
+  if (secret === null) return null;
+  return recordDelivery(tx, { url: list.callbackUrl, secret, event, body, subject: listSubject(list.id) });
+}
+
+/** After the commit: hands a recorded callback to the delivery queue (if this fails, the sweeper does it). */
+export async function handOverListCallback(deps: CallbackDeps, deliveryId: string): Promise<void> {
+  await handOver(deps, deliveryId);
 }
 
 export interface CallbackStatus {

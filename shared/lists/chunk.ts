@@ -1,64 +1,66 @@
 import type { Database } from '../db/client.js';
 import {
   claimChunk,
-  completeList,
   hasUnclaimed,
-  lockList,
+  lockForWork,
   markStarted,
-  storeResults,
-  type ClaimedAddress,
+  type RetryPolicy,
 } from '../db/repositories/verification-lists.js';
 import type { Queues } from '../queues/producer.js';
 import { LIST_CHUNK_ADDRESSES, LIST_LANES } from '../queues/verify-lists.js';
 import type { Verifier } from '../verification/index.js';
 import { enqueueChunks } from './enqueue.js';
+import { scheduleRetry } from './retry.js';
+import { settle } from './settle.js';
 
 export interface ChunkDeps {
   database: Database;
   queues: Queues;
   verifier: Pick<Verifier, 'verifyDomainGroup'>;
+  retry: RetryPolicy;
 }
 
 export type ChunkOutcome =
   | { state: 'inactive' } // the list is gone, cancelled or ended: nothing probed
-  | { state: 'done'; verified: number; completed: boolean };
+  | { state: 'done'; verified: number; completed: boolean; delivery: string | null };
 
 /**
  * One chunk job of a list: claim (or find again, after a crash) this chunk's addresses, verify the ones without a
- * result by domain with the engine, store every row's result and the counters in one transaction, then hand the
- * lane on to chunk + LIST_LANES while unclaimed addresses remain. Completing the list is decided by a conditional
- * UPDATE, so exactly one chunk fires the callback (the caller, when `completed`).
+ * result by domain with the engine (honouring the list's max_age), then in one transaction store every row's result
+ * and the counters, except for addresses the remote host deferred (greylisting), which wait for a retry job. Hands
+ * the lane on to chunk + LIST_LANES while unclaimed addresses remain. Completing the list is decided by a
+ * conditional UPDATE, so exactly one job fires the callback (the caller, when `completed`).
  */
 export async function processChunk(deps: ChunkDeps, listId: string, chunk: number): Promise<ChunkOutcome> {
   const db = deps.database.db;
-  const claimed = await db.transaction(async (tx): Promise<ClaimedAddress[] | null> => {
-    const status = await lockList(tx, listId);
-    if (status !== 'queued' && status !== 'running') return null;
+  const work = await db.transaction(async (tx) => {
+    const list = await lockForWork(tx, listId);
+    if (list?.status !== 'queued' && list?.status !== 'running') return null;
     await markStarted(tx, listId);
-    return claimChunk(tx, listId, chunk, LIST_CHUNK_ADDRESSES);
+    return { claimed: await claimChunk(tx, listId, chunk, LIST_CHUNK_ADDRESSES), maxAgeSec: list.maxAgeSec };
   });
-  if (claimed === null) return { state: 'inactive' };
+  if (work === null) return { state: 'inactive' };
+  const { claimed } = work;
 
   let completed = false;
+  let delivery: string | null = null;
   let unclaimed: boolean;
   if (claimed.length > 0) {
-    const results = await deps.verifier.verifyDomainGroup(claimed.map((c) => c.email));
-    const stored = await db.transaction(async (tx) => {
-      // Cancelled while probing: the results are dropped, as the cancel refunded these addresses.
-      if ((await lockList(tx, listId)) !== 'running') return null;
-      const state = await storeResults(
-        tx,
-        listId,
-        claimed.map((c, k) => ({ address: c.address, result: results[k] })),
-      );
-      return { ...state, completed: !state.pending && (await completeList(tx, listId)) };
-    });
-    if (stored === null) return { state: 'inactive' };
-    completed = stored.completed;
-    unclaimed = stored.unclaimed;
+    const results = await deps.verifier.verifyDomainGroup(
+      claimed.map((c) => c.email),
+      undefined,
+      work.maxAgeSec === null ? {} : { maxAgeSec: work.maxAgeSec },
+    );
+    const settled = await db.transaction((tx) => settle(tx, listId, claimed, results, deps.retry));
+    if (settled === null) return { state: 'inactive' };
+    completed = settled.completed;
+    delivery = settled.delivery;
+    unclaimed = settled.unclaimed;
+    // Lost (a crash right here, Redis gone), the retry job is re-created by the sweeper from retry_at.
+    if (settled.retryDue !== null) await scheduleRetry(deps.queues, listId, settled.retryDue);
   } else {
     unclaimed = await hasUnclaimed(db, listId);
   }
   if (unclaimed) await enqueueChunks(deps.queues, listId, [chunk + LIST_LANES]);
-  return { state: 'done', verified: claimed.length, completed };
+  return { state: 'done', verified: claimed.length, completed, delivery };
 }

@@ -37,6 +37,8 @@ export interface CreateListInput {
   name: string;
   callbackUrl: string | null;
   idempotencyKey: string | null;
+  /** max_age (seconds) of the creation, honoured by every chunk; null accepts any cached verdict still kept. */
+  maxAgeSec: number | null;
   entries: AsyncIterable<ListEntry>;
   /** The uploaded header, known once the entries have been read (null for JSON and headerless uploads). */
   columns: () => string[] | null;
@@ -100,6 +102,7 @@ export async function createList(deps: CreateListDeps, input: CreateListInput): 
         name: input.name,
         callbackUrl: input.callbackUrl,
         idempotencyKey: input.idempotencyKey,
+        maxAgeSec: input.maxAgeSec,
       });
       await writeEntries(tx, id, input);
       const { unique } = await finishUpload(tx, id, input.columns());

@@ -1,8 +1,15 @@
 import type { Database } from '../db/client.js';
-import { activeListIds, hasUnclaimed, laneStates } from '../db/repositories/verification-lists.js';
+import { handOverPending } from '../delivery/index.js';
+import {
+  activeListIds,
+  hasUnclaimed,
+  laneStates,
+  nextRetryDue,
+} from '../db/repositories/verification-lists.js';
 import type { Logger } from '../logger.js';
 import type { Queues } from '../queues/producer.js';
-import { LIST_LANES, listChunkJobId } from '../queues/verify-lists.js';
+import { LIST_LANES, listChunkJobId, listRetryJobId } from '../queues/verify-lists.js';
+import { gridOf, scheduleRetry } from './retry.js';
 
 export interface SweepDeps {
   database: Database;
@@ -18,11 +25,22 @@ const LIVE = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-ch
  * a crash between storing a chunk and enqueueing the next. For each lane of each active list: its latest chunk if
  * that still has addresses without a result, else its next chunk if unclaimed addresses remain; a job already
  * waiting or running for it is left alone, a finished or failed one is replaced. PostgreSQL decides what is left,
- * so re-created work never probes an address whose result is stored.
+ * so re-created work never probes an address whose result is stored. Likewise the retry job of a list's next
+ * deferred (greylisted) address, from retry_at, and the callbacks recorded but never handed to the delivery queue.
  */
-export async function sweepLists(deps: SweepDeps): Promise<{ lists: number; enqueued: number }> {
+export async function sweepLists(
+  deps: SweepDeps,
+): Promise<{ lists: number; enqueued: number; callbacks: number }> {
   const queue = deps.queues.queue('verify-lists');
   let enqueued = 0;
+  // True when the job will run (again); a finished or failed job of that id is removed so that it can be re-added.
+  const isLive = async (jobId: string): Promise<boolean> => {
+    const job = await queue.getJob(jobId);
+    if (!job) return false;
+    if (LIVE.has(await job.getState())) return true;
+    await job.remove().catch(() => {});
+    return false;
+  };
   const ids = await activeListIds(deps.database.db);
   for (const listId of ids) {
     const lanes = await laneStates(deps.database.db, listId, LIST_LANES);
@@ -37,16 +55,18 @@ export async function sweepLists(deps: SweepDeps): Promise<{ lists: number; enqu
           : null;
       if (chunk === null) continue;
       const jobId = listChunkJobId(listId, chunk);
-      const job = await queue.getJob(jobId);
-      if (job) {
-        const state = await job.getState();
-        if (LIVE.has(state)) continue;
-        await job.remove().catch(() => {});
-      }
+      if (await isLive(jobId)) continue;
       await deps.queues.enqueue('verify-lists', 'chunk', { listId, chunk }, { jobId });
+      enqueued += 1;
+    }
+    const due = await nextRetryDue(deps.database.db, listId);
+    if (due !== null && !(await isLive(listRetryJobId(listId, gridOf(due))))) {
+      await scheduleRetry(deps.queues, listId, due);
       enqueued += 1;
     }
   }
   if (enqueued > 0) deps.logger.info({ lists: ids.length, enqueued }, 'list sweeper re-created chunk jobs');
-  return { lists: ids.length, enqueued };
+  // The outbox: callbacks of ended lists (deliveries) whose hand-over to the queue a crash cut off.
+  const callbacks = await handOverPending(deps);
+  return { lists: ids.length, enqueued, callbacks };
 }

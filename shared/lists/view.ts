@@ -22,15 +22,19 @@ export interface ListView {
 }
 
 /**
- * Seconds left at the rate observed so far (distinct addresses verified per second since the list started);
- * null until there is a rate to extrapolate, and once the list has ended.
+ * Seconds left: at the rate observed so far (distinct addresses verified per second since the list started), and
+ * never less than the wait for the last retry of an address the remote host deferred (greylisting). Null until
+ * there is either to go by, and once the list has ended.
  */
 export function etaSeconds(
-  record: Pick<ListRecord, 'status' | 'probed' | 'unique_count' | 'running_seconds'>,
+  record: Pick<ListRecord, 'status' | 'probed' | 'unique_count' | 'running_seconds' | 'retry_wait_seconds'>,
 ): number | null {
-  if (record.status !== 'running' || record.probed === 0 || !record.running_seconds) return null;
+  if (record.status !== 'running') return null;
+  const waiting =
+    record.retry_wait_seconds === null ? null : Math.max(0, Math.ceil(record.retry_wait_seconds));
+  if (record.probed === 0 || !record.running_seconds) return waiting;
   const rate = record.probed / record.running_seconds;
-  return Math.ceil((record.unique_count - record.probed) / rate);
+  return Math.max(Math.ceil((record.unique_count - record.probed) / rate), waiting ?? 0);
 }
 
 export function toListView(record: ListRecord, callback: CallbackStatus | null): ListView {

@@ -17,6 +17,9 @@ export const LIST_SWEEP_EVERY_MS = 30_000;
 /** Deterministic job id of one chunk: enqueueing it again while it exists is a no-op. */
 export const listChunkJobId = (listId: string, chunk: number): string => `list-${listId}-${chunk}`;
 
+/** Deterministic job id of a list's retry of its deferred addresses due at `due` (epoch ms). */
+export const listRetryJobId = (listId: string, due: number): string => `list-${listId}-retry-${due}`;
+
 /**
  * The verify-lists queue. Its own queue (not `verify`): a worker serves it with its own concurrency, so lists never
  * take the job slots of the synchronous /bulk-verify jobs, whatever their size. PostgreSQL holds the truth of every
@@ -29,10 +32,15 @@ export const verifyListsQueue = defineQueue({
       listId: Type.String({ minLength: 1, maxLength: 64 }),
       chunk: Type.Integer({ minimum: 0 }),
     },
+    // Deferred (greylisted) addresses of a list whose retry is due (shared/lists/retry.ts); a delayed job.
+    retry: {
+      listId: Type.String({ minLength: 1, maxLength: 64 }),
+      due: Type.Integer({ minimum: 0 }),
+    },
     sweep: {},
   },
   // Nobody waits for a chunk: its results are stored in PostgreSQL, where the list is read.
-  results: { chunk: Unread, sweep: Unread },
+  results: { chunk: Unread, retry: Unread, sweep: Unread },
   defaultJobOptions: {
     ...retrying(5, 2000),
     removeOnComplete: { age: 600, count: 5000 },

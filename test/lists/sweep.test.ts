@@ -48,19 +48,28 @@ describe('the list sweeper', () => {
     // Chunk 0 of `broken` claims its addresses, then its worker dies before storing a result.
     const dying = { verifyDomainGroup: () => Promise.reject(new Error('worker died')) };
     await expect(
-      processChunk({ database: runtime.database, queues: runtime.queues, verifier: dying }, broken, 0),
+      processChunk(
+        {
+          database: runtime.database,
+          queues: runtime.queues,
+          verifier: dying,
+          retry: { delayMs: 1000, windowMs: 0 },
+        },
+        broken,
+        0,
+      ),
     ).rejects.toThrow('worker died');
     // Redis loses every job.
     await runtime.queues.queue('verify-lists').obliterate({ force: true });
     expect(await jobIds()).toEqual([]);
 
-    expect(await sweep()).toEqual({ lists: 2, enqueued: 3 });
+    expect(await sweep()).toEqual({ lists: 2, enqueued: 3, callbacks: 0 });
     // `fresh` gets its two lanes back; `broken` its claimed chunk 0 (chunk 0 claimed everything: lane 1 has nothing).
     expect(await jobIds()).toEqual(
       [listChunkJobId(fresh, 0), listChunkJobId(fresh, 1), listChunkJobId(broken, 0)].sort(),
     );
     // Jobs already waiting are left alone: sweeping again adds nothing.
-    expect(await sweep()).toEqual({ lists: 2, enqueued: 0 });
+    expect(await sweep()).toEqual({ lists: 2, enqueued: 0, callbacks: 0 });
 
     pool = await startWorkerPool(runtime, ['verify-lists']);
     const a = await waitForStatus(app, key, fresh, ['completed', 'failed']);
@@ -78,6 +87,6 @@ describe('the list sweeper', () => {
     const results = (await get(app, key, `/lists/${broken}/results`)).json().data.results;
     expect(results.map((r: { status: string }) => r.status)).toEqual(['valid', 'risky', 'valid']);
     // Ended lists are not swept.
-    expect(await sweep()).toEqual({ lists: 0, enqueued: 0 });
+    expect(await sweep()).toEqual({ lists: 0, enqueued: 0, callbacks: 0 });
   });
 });

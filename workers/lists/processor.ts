@@ -1,7 +1,9 @@
 import { createListBudget } from '../../shared/lists/budget.js';
 import { processChunk } from '../../shared/lists/chunk.js';
-import { announceEnd, endList } from '../../shared/lists/end.js';
+import { endList, handOverEnd } from '../../shared/lists/end.js';
+import { processRetry } from '../../shared/lists/retry.js';
 import { sweepLists } from '../../shared/lists/sweep.js';
+import { catalog } from '../../shared/queues/catalog.js';
 import { createVerifier } from '../../shared/verification/index.js';
 import { verifierOptionsFrom } from '../../shared/verification/service.js';
 import type { ProcessorFactory } from '../types.js';
@@ -22,29 +24,66 @@ export const verifyListsProcessor: ProcessorFactory<'verify-lists'> = (deps) => 
   const verifier = createVerifier(verifierOptionsFrom(deps.config, deps.redis, log));
   const budget = createListBudget(deps.redis, deps.config);
   const endDeps = { database: deps.database, queues: deps.queues, budget, logger: log };
+  const { retryDelayMs, retryWindowMs } = deps.config.verifyLists;
+  const work = {
+    database: deps.database,
+    queues: deps.queues,
+    verifier,
+    retry: { delayMs: retryDelayMs, windowMs: retryWindowMs },
+  };
+  // Out of retries (Redis or PostgreSQL down for minutes): the list ends as failed rather than hanging.
+  const failListAfterLastAttempt = async (
+    job: { opts: { attempts?: number }; attemptsMade: number },
+    jobLog: typeof log,
+    listId: string,
+    err: unknown,
+  ) => {
+    const attempts = job.opts.attempts ?? 1;
+    if (job.attemptsMade + 1 < attempts) return;
+    jobLog.error({ err, listId }, 'list job out of retries; the list failed');
+    await endList(endDeps, listId, 'failed').catch(() => {});
+  };
+  // The sweeper is what re-creates a list's lost jobs, and its job scheduler lives in Redis too: a Redis restarted
+  // without persistence loses it with everything else. It is installed again whenever the connection comes back
+  // (an upsert: a no-op while it exists, and idempotent across workers).
+  const reinstallSweeper = () => {
+    for (const s of catalog['verify-lists'].schedulers?.(deps.config) ?? [])
+      deps.queues
+        .queue('verify-lists')
+        .upsertJobScheduler(s.id, s.repeat, { name: s.job, data: s.payload })
+        .catch((err: unknown) => log.warn({ err }, 'could not reinstall the list sweeper'));
+  };
+  deps.redis.on('ready', reinstallSweeper);
   return {
-    close: async () => verifier.close(),
+    close: async () => {
+      deps.redis.off('ready', reinstallSweeper);
+      await verifier.close();
+    },
     concurrency: LIST_WORKER_CONCURRENCY,
     handlers: {
       chunk: async ({ listId, chunk }, { job, log: jobLog }) => {
         try {
-          const outcome = await processChunk(
-            { database: deps.database, queues: deps.queues, verifier },
-            listId,
-            chunk,
-          );
+          const outcome = await processChunk(work, listId, chunk);
           if (outcome.state === 'done' && outcome.completed) {
             jobLog.info({ listId }, 'list completed');
-            await announceEnd(endDeps, listId, 'list.completed');
+            await handOverEnd(endDeps, listId, outcome.delivery);
           }
           return outcome;
         } catch (err) {
-          // Out of retries (Redis or PostgreSQL down for minutes): the list ends as failed rather than hanging.
-          const attempts = job.opts.attempts ?? 1;
-          if (job.attemptsMade + 1 >= attempts) {
-            jobLog.error({ err, listId, chunk }, 'list chunk out of retries; the list failed');
-            await endList(endDeps, listId, 'failed').catch(() => {});
+          await failListAfterLastAttempt(job, jobLog, listId, err);
+          throw err;
+        }
+      },
+      retry: async ({ listId, due }, { job, log: jobLog }) => {
+        try {
+          const outcome = await processRetry(work, listId, due);
+          if (outcome.state === 'done' && outcome.completed) {
+            jobLog.info({ listId }, 'list completed');
+            await handOverEnd(endDeps, listId, outcome.delivery);
           }
+          return outcome;
+        } catch (err) {
+          await failListAfterLastAttempt(job, jobLog, listId, err);
           throw err;
         }
       },

@@ -180,12 +180,14 @@ export interface components {
         };
         /**
          * CreateListBody
-         * @description JSON form. A CSV (text/csv) or one address per line (text/plain) upload is accepted too, with name, callback_url and email_column as query parameters.
+         * @description JSON form. A CSV (text/csv) or one address per line (text/plain) upload is accepted too, with name, callback_url, email_column and max_age as query parameters.
          */
         CreateListBody: {
             emails: string[];
             name?: string;
             callback_url?: string;
+            /** @description Seconds: accept a cached verdict up to this old (default: any still cached, VERIFY_RESULT_TTL_MS); 0 forces a fresh probe */
+            max_age?: number;
         };
         /**
          * ListCallback
@@ -684,12 +686,14 @@ export interface operations {
                 callback_url?: string;
                 /** @description CSV uploads: the header of the column of addresses, or its 1-based index */
                 email_column?: string;
+                /** @description Seconds: accept a cached verdict up to this old (default: any still cached, VERIFY_RESULT_TTL_MS); 0 forces a fresh probe */
+                max_age?: number;
             };
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** @description JSON form. A CSV (text/csv) or one address per line (text/plain) upload is accepted too, with name, callback_url and email_column as query parameters. */
+        /** @description JSON form. A CSV (text/csv) or one address per line (text/plain) upload is accepted too, with name, callback_url, email_column and max_age as query parameters. */
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CreateListBody"];

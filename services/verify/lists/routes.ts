@@ -1,8 +1,6 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
-import type { TSchema } from 'typebox';
-import { Compile } from 'typebox/compile';
 import { paginate } from '../../../shared/db/repositories/pagination.js';
 import {
   deleteList,
@@ -25,6 +23,7 @@ import { LIST_ID_PATTERN } from '../../../shared/lists/ids.js';
 import { viewOf } from '../../../shared/lists/view.js';
 import { requireScope } from '../../http/auth.js';
 import { rateLimitHeaders } from '../../http/rate-limit.js';
+import { buildValidator } from '../../http/validation.js';
 import type { VerifyDeps } from '../deps.js';
 import { ErrorResponse } from '../schemas.js';
 import { csvStream, ndjsonStream, orderedResult } from './output.js';
@@ -56,6 +55,7 @@ export const listRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async
   const endDeps = { database: deps.database, queues: deps.queues, budget, logger: log };
   const guard = requireScope('verify');
   const errors = { '4xx': ErrorResponse, '5xx': ErrorResponse };
+  const queryValidator = buildValidator({});
 
   // Uploads reach the route as the raw request stream (this plugin's routes only): the service's BODY_LIMIT_BYTES
   // does not apply, VERIFY_LIST_MAX_BYTES is counted while the stream is read.
@@ -87,20 +87,14 @@ export const listRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async
       },
       bodyLimit: limits.maxBytes,
       onRequest: guard,
-      config: { rateLimitInHandler: true },
-      // The body is a stream for uploads and is checked by the handler for JSON; only the query goes through a schema.
-      validatorCompiler: ({ httpPart, schema }) => {
-        if (httpPart === 'body') return (body: unknown) => ({ value: body });
-        const validator = Compile(schema as TSchema);
-        return (data: unknown) =>
-          validator.Check(data)
-            ? { value: data }
-            : {
-                error: new ValidationError(
-                  `Invalid ${httpPart}: ${validator.Errors(data)[0]?.instancePath || '/'} ${validator.Errors(data)[0]?.message}`,
-                ),
-              };
-      },
+      // The list's distinct addresses are charged by createList, once the upload has been read.
+      config: { rateLimitCost: 'handler' },
+      // The body is a stream for uploads and is checked by the handler for JSON; the query goes through the
+      // service's one validator (coerced like every query string).
+      validatorCompiler: (route) =>
+        route.httpPart === 'body'
+          ? (body: unknown) => ({ value: body })
+          : queryValidator({ ...route, httpPart: route.httpPart ?? 'querystring' }),
     },
     async (request, reply) => {
       const principal = request.principal!;
@@ -111,6 +105,7 @@ export const listRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async
       let columns: () => string[] | null;
       let name = query.name ?? '';
       let callbackUrl = query.callback_url ?? null;
+      let maxAgeSec = query.max_age ?? null;
       try {
         if (upload) {
           const declared = Number(request.headers['content-length']);
@@ -134,6 +129,7 @@ export const listRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async
           columns = () => null;
           name = body.name ?? name;
           callbackUrl = body.callback_url ?? callbackUrl;
+          maxAgeSec = body.max_age ?? maxAgeSec;
         }
         if (callbackUrl !== null) await checkListCallbackUrl(callbackUrl, deps.config.webhook.allowPrivate);
         const created = await createList(
@@ -144,6 +140,7 @@ export const listRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async
             name,
             callbackUrl,
             idempotencyKey,
+            maxAgeSec,
             entries,
             columns,
             maxAddresses: limits.maxAddresses,

@@ -1,6 +1,6 @@
 import { Type } from '@fastify/type-provider-typebox';
 import { ValidationError } from '../../../shared/errors.js';
-import { VerificationResult } from '../schemas.js';
+import { MaxAge, VerificationResult } from '../schemas.js';
 
 /**
  * Schemas of the list routes (docs/verification.md, "Lists"). Each carries a `title`: the OpenAPI document names it
@@ -124,6 +124,7 @@ export const CreateQuery = Type.Object({
       description: 'CSV uploads: the header of the column of addresses, or its 1-based index',
     }),
   ),
+  max_age: Type.Optional(MaxAge),
 });
 
 export const CreateListBody = Type.Object(
@@ -131,12 +132,13 @@ export const CreateListBody = Type.Object(
     emails: Type.Array(Type.String()),
     name: Type.Optional(Type.String({ maxLength: 200 })),
     callback_url: Type.Optional(Type.String({ maxLength: 2048 })),
+    max_age: Type.Optional(MaxAge),
   },
   {
     title: 'CreateListBody',
     description:
       'JSON form. A CSV (text/csv) or one address per line (text/plain) upload is accepted too, with name, ' +
-      'callback_url and email_column as query parameters.',
+      'callback_url, email_column and max_age as query parameters.',
   },
 );
 
@@ -144,7 +146,11 @@ export interface JsonListBody {
   emails: string[];
   name?: string;
   callback_url?: string;
+  max_age?: number;
 }
+
+// MaxAge's bounds, checked by hand because the JSON body bypasses the schema validator (see routes.ts).
+const MAX_AGE_LIMIT = (MaxAge as { maximum?: number }).maximum!;
 
 const isObject = (body: unknown): body is Record<string, unknown> =>
   typeof body === 'object' && body !== null && !Array.isArray(body);
@@ -167,6 +173,14 @@ export function checkJsonListBody(body: unknown): JsonListBody {
     throw new ValidationError('name is longer than 200');
   if (typeof body.callback_url === 'string' && body.callback_url.length > 2048)
     throw new ValidationError('callback_url is longer than 2048');
+  if (
+    body.max_age !== undefined &&
+    (typeof body.max_age !== 'number' ||
+      !Number.isInteger(body.max_age) ||
+      body.max_age < 0 ||
+      body.max_age > MAX_AGE_LIMIT)
+  )
+    throw new ValidationError(`max_age must be a whole number of seconds from 0 to ${MAX_AGE_LIMIT}`);
   return body as unknown as JsonListBody;
 }
 

@@ -33,11 +33,15 @@ export interface ListRecord {
   callback_url: string | null;
   charged: number;
   charge_windows: Record<string, number> | null;
+  /** The creation's max_age (seconds): the oldest cached verdict its chunks accept; null accepts any still kept. */
+  max_age_sec: number | null;
   created_at: string;
   started_at: string | null;
   completed_at: string | null;
   /** Seconds since started_at by the database's clock (null before the list started). */
   running_seconds: number | null;
+  /** Seconds until the last retry of an address waiting for one (greylisted) is due; null when none waits. */
+  retry_wait_seconds: number | null;
   username: string;
 }
 
@@ -52,9 +56,11 @@ export const jsonb = (value: unknown): string =>
 
 const listColumns = sql`l.id, l.user_id, l.key_id, l.name, l.status, l.total, l.unique_count, l.processed,
   l.probed, l.valid_count, l.invalid_count, l.risky_count, l.unknown_count, l.columns, l.callback_url, l.charged,
-  l.charge_windows, ${iso(sql`l.created_at`)} AS created_at, ${iso(sql`l.started_at`)} AS started_at,
+  l.charge_windows, l.max_age_sec, ${iso(sql`l.created_at`)} AS created_at, ${iso(sql`l.started_at`)} AS started_at,
   ${iso(sql`l.completed_at`)} AS completed_at,
   EXTRACT(EPOCH FROM (now() - l.started_at))::float8 AS running_seconds,
+  (SELECT EXTRACT(EPOCH FROM (max(a.retry_at) - now()))::float8 FROM verification_list_addresses a
+   WHERE a.list_id = l.id AND a.retry_at IS NOT NULL AND NOT a.verified) AS retry_wait_seconds,
   (SELECT u.username FROM users u WHERE u.id = l.user_id) AS username`;
 
 export interface NewList {
@@ -64,14 +70,16 @@ export interface NewList {
   name: string;
   callbackUrl: string | null;
   idempotencyKey: string | null;
+  maxAgeSec: number | null;
 }
 
 /** Inserts the list row; a second creation with the same idempotency key fails on the unique index (23505). */
 export async function insertList(db: Executor, list: NewList): Promise<void> {
   await run(
     db,
-    sql`INSERT INTO ${L} (id, user_id, key_id, name, callback_url, idempotency_key)
-        VALUES (${list.id}, ${list.userId}, ${list.keyId}, ${list.name}, ${list.callbackUrl}, ${list.idempotencyKey})`,
+    sql`INSERT INTO ${L} (id, user_id, key_id, name, callback_url, idempotency_key, max_age_sec)
+        VALUES (${list.id}, ${list.userId}, ${list.keyId}, ${list.name}, ${list.callbackUrl}, ${list.idempotencyKey},
+                ${list.maxAgeSec})`,
   );
 }
 
@@ -223,6 +231,18 @@ export async function lockList(db: Executor, id: string): Promise<ListStatus | u
   return row?.status;
 }
 
+/** Locks the list row for a chunk or a retry: its status and the max_age its probes honour. */
+export async function lockForWork(
+  db: Executor,
+  id: string,
+): Promise<{ status: ListStatus; maxAgeSec: number | null } | undefined> {
+  const [row] = await run<{ status: ListStatus; max_age_sec: number | null }>(
+    db,
+    sql`SELECT status, max_age_sec FROM ${L} WHERE id = ${id} FOR UPDATE`,
+  );
+  return row && { status: row.status, maxAgeSec: row.max_age_sec };
+}
+
 /**
  * Ends an active list (cancelled or failed) once: the conditional UPDATE decides, so the callback fires once.
  * Returns the addresses never verified, whose points are refunded.
@@ -241,6 +261,15 @@ export async function endActiveList(
   return row;
 }
 
+/** The webhook secret that signs a list's callback; null when its key was revoked (nothing is sent then). */
+export async function callbackSecret(db: Executor, keyId: number): Promise<string | null> {
+  const [row] = await run<{ secret: string }>(
+    db,
+    sql`SELECT webhook_secret AS secret FROM api_keys WHERE id = ${keyId} AND revoked_at IS NULL`,
+  );
+  return row?.secret ?? null;
+}
+
 export async function deleteList(db: Executor, id: string): Promise<void> {
   await run(db, sql`DELETE FROM ${L} WHERE id = ${id}`);
 }
@@ -255,7 +284,7 @@ export interface ClaimedAddress {
 /**
  * Inside the caller's transaction, with the list locked: the addresses of chunk `chunk` still unverified. A chunk
  * that never claimed anything claims up to `size` unclaimed addresses, a domain's together; a chunk retried after a
- * crash finds the ones it claimed, minus those whose results were already stored.
+ * crash finds the ones it claimed, minus those whose results were already stored or that wait for a retry.
  */
 export async function claimChunk(
   db: Executor,
@@ -263,13 +292,14 @@ export async function claimChunk(
   chunk: number,
   size: number,
 ): Promise<ClaimedAddress[]> {
-  const mine = await run<ClaimedAddress & { verified: boolean }>(
+  const mine = await run<ClaimedAddress & { settled_or_waiting: boolean }>(
     db,
-    sql`SELECT address, email, verified FROM verification_list_addresses
-        WHERE list_id = ${listId} AND chunk = ${chunk}`,
+    sql`SELECT address, email, verified OR retry_at IS NOT NULL AS settled_or_waiting
+        FROM verification_list_addresses WHERE list_id = ${listId} AND chunk = ${chunk}`,
   );
+  // A deferred address is the retry jobs' (retryDue), never its chunk's again.
   if (mine.length > 0)
-    return mine.filter((a) => !a.verified).map(({ address, email }) => ({ address, email }));
+    return mine.filter((a) => !a.settled_or_waiting).map(({ address, email }) => ({ address, email }));
   return run<ClaimedAddress>(
     db,
     sql`UPDATE verification_list_addresses a SET chunk = ${chunk}
@@ -363,7 +393,7 @@ export interface LaneState {
   lane: number;
   /** The lane's latest claimed chunk, or null when it has claimed none. */
   head: number | null;
-  /** That chunk still has addresses without a result. */
+  /** That chunk still has addresses without a result (other than those waiting for a retry). */
   headPending: boolean;
 }
 
@@ -377,7 +407,7 @@ export async function laneStates(db: Executor, listId: string, lanes: number): P
         )
         SELECT lane, head, EXISTS (
           SELECT 1 FROM verification_list_addresses
-          WHERE list_id = ${listId} AND chunk = heads.head AND NOT verified
+          WHERE list_id = ${listId} AND chunk = heads.head AND NOT verified AND retry_at IS NULL
         ) AS head_pending FROM heads`,
   );
   return Array.from({ length: lanes }, (_, lane) => {
@@ -386,4 +416,71 @@ export async function laneStates(db: Executor, listId: string, lanes: number): P
       ? { lane, head: Number(found.head), headPending: found.head_pending }
       : { lane, head: null, headPending: false };
   });
+}
+
+// ---- retries of deferred (greylisted) addresses ----------------------------------------------------------------
+
+export interface RetryPolicy {
+  /** The first delay; the following ones are 3 and then 6 times it. */
+  delayMs: number;
+  /** How long after its first deferral an address may still be deferred again. */
+  windowMs: number;
+}
+
+/**
+ * Defers addresses whose probe was deferred by the remote host: each waits, unverified, until retry_at (1, 3, then 6
+ * times the delay after this deferral) if that falls within the window of its first deferral. Returns those deferred
+ * with the epoch ms of their retry; the others (window spent) are for the caller to settle with their result.
+ */
+export async function deferAddresses(
+  db: Executor,
+  listId: string,
+  addresses: readonly string[],
+  policy: RetryPolicy,
+): Promise<{ address: string; due: number }[]> {
+  if (addresses.length === 0 || policy.windowMs <= 0) return [];
+  const delay = sql`(${policy.delayMs}::float8 * CASE a.deferrals WHEN 0 THEN 1 WHEN 1 THEN 3 ELSE 6 END)
+    * interval '1 millisecond'`;
+  return run<{ address: string; due: number }>(
+    db,
+    sql`UPDATE verification_list_addresses a SET
+          retry_at = now() + ${delay},
+          deferrals = a.deferrals + 1,
+          first_deferred_at = coalesce(a.first_deferred_at, now())
+        WHERE a.list_id = ${listId} AND a.address = ANY(${arrayLiteral(addresses)}::text[]) AND NOT a.verified
+          AND now() + ${delay} <= coalesce(a.first_deferred_at, now()) + ${policy.windowMs} * interval '1 millisecond'
+        RETURNING a.address, (EXTRACT(EPOCH FROM a.retry_at) * 1000)::float8 AS due`,
+  );
+}
+
+/**
+ * Inside the caller's transaction, with the list locked: up to `limit` deferred addresses whose retry is due, a
+ * domain's together. Their retry_at moves `leaseMs` ahead while they are probed: if the worker dies, they are due
+ * again then.
+ */
+export async function claimDue(
+  db: Executor,
+  listId: string,
+  limit: number,
+  leaseMs: number,
+): Promise<ClaimedAddress[]> {
+  return run<ClaimedAddress>(
+    db,
+    sql`UPDATE verification_list_addresses a SET retry_at = now() + ${leaseMs} * interval '1 millisecond'
+        FROM (SELECT address FROM verification_list_addresses
+              WHERE list_id = ${listId} AND NOT verified AND retry_at <= now()
+              ORDER BY domain, address LIMIT ${limit}) d
+        WHERE a.list_id = ${listId} AND a.address = d.address
+        RETURNING a.address, a.email`,
+  );
+}
+
+/** When the list's next deferred address is due (epoch ms), or null when none waits. */
+export async function nextRetryDue(db: Executor, listId: string): Promise<number | null> {
+  const [row] = await run<{ due: number | null }>(
+    db,
+    sql`SELECT (EXTRACT(EPOCH FROM min(retry_at)) * 1000)::float8 AS due FROM verification_list_addresses
+        WHERE list_id = ${listId} AND retry_at IS NOT NULL AND NOT verified`,
+  );
+  return row?.due ?? null;
 }

@@ -1,6 +1,7 @@
+import { sql } from 'drizzle-orm';
 import { index, integer, pgTable, primaryKey, text, timestamp, uuid } from 'drizzle-orm/pg-core';
 
-/** Outbound deliveries (migration 0006): one row per enqueued delivery; shared/delivery explains the columns. */
+/** Outbound deliveries (migrations 0006 and 0010): one row per enqueued delivery; shared/delivery explains the columns. */
 export const deliveries = pgTable(
   'deliveries',
   {
@@ -22,8 +23,15 @@ export const deliveries = pgTable(
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     deliveredAt: timestamp('delivered_at', { withTimezone: true }),
     failedAt: timestamp('failed_at', { withTimezone: true }),
+    // Null while an outbox row (shared/delivery/outbox.ts) waits to be handed to the queue.
+    enqueuedAt: timestamp('enqueued_at', { withTimezone: true }).defaultNow(),
   },
-  (t) => [index('deliveries_subject_idx').on(t.subject, t.createdAt.desc())],
+  (t) => [
+    index('deliveries_subject_idx').on(t.subject, t.createdAt.desc()),
+    index('deliveries_unenqueued_idx')
+      .on(t.createdAt)
+      .where(sql`${t.enqueuedAt} IS NULL`),
+  ],
 );
 
 /** The delivery log: one row per HTTP attempt (finished_at null: the worker died during it). */

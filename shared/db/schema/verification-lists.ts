@@ -13,7 +13,7 @@ import {
 } from 'drizzle-orm/pg-core';
 import { users } from './qa.js';
 
-/** Mirrors migration 0005 (asynchronous verification lists); the SQL lives in repositories/verification-lists.ts. */
+/** Mirrors migrations 0005 and 0010 (asynchronous verification lists); the SQL lives in repositories/verification-lists.ts. */
 
 export const verificationLists = pgTable(
   'verification_lists',
@@ -40,6 +40,7 @@ export const verificationLists = pgTable(
     idempotencyKey: text('idempotency_key'),
     charged: integer('charged').notNull().default(0),
     chargeWindows: jsonb('charge_windows'),
+    maxAgeSec: integer('max_age_sec'),
     createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
     startedAt: timestamp('started_at', { withTimezone: true }),
     completedAt: timestamp('completed_at', { withTimezone: true }),
@@ -88,6 +89,9 @@ export const verificationListAddresses = pgTable(
     domain: text('domain').notNull(),
     chunk: integer('chunk'),
     verified: boolean('verified').notNull().default(false),
+    retryAt: timestamp('retry_at', { withTimezone: true }),
+    deferrals: integer('deferrals').notNull().default(0),
+    firstDeferredAt: timestamp('first_deferred_at', { withTimezone: true }),
   },
   (t) => [
     primaryKey({ name: 'verification_list_addresses_pkey', columns: [t.listId, t.address] }),
@@ -97,5 +101,8 @@ export const verificationListAddresses = pgTable(
     index('verification_list_addresses_pending_idx')
       .on(t.listId, t.chunk)
       .where(sql`NOT ${t.verified}`),
+    index('verification_list_addresses_waiting_idx')
+      .on(t.listId, t.retryAt)
+      .where(sql`${t.retryAt} IS NOT NULL AND NOT ${t.verified}`),
   ],
 );
