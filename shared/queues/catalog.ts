@@ -5,6 +5,7 @@ import { newsletterQueue } from './newsletter.js';
 import { pingQueue } from './ping.js';
 import { pollsQueue } from './polls.js';
 import { verifyQueue } from './verify.js';
+import { verifyHostsQueue } from './verify-hosts.js';
 import { verifyListsQueue } from './verify-lists.js';
 import { viewsQueue } from './views.js';
 
@@ -18,6 +19,7 @@ export const catalog = {
   views: viewsQueue,
   deliveries: deliveriesQueue,
   'verify-lists': verifyListsQueue,
+  'verify-hosts': verifyHostsQueue,
 } as const;
 
 export type Catalog = typeof catalog;

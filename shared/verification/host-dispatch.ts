@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { verifyHostsQueue } from '../queues/verify-hosts.js';
+import { InvalidPayloadError, validatePayload } from '../queues/producer.js';
+import type { DispatchTimers } from './dispatch-timers.js';
+import { drainHost, type DrainDeps, type DrainReport } from './host-drainer.js';
+import { createHostQueue, type HostLane, type HostWorkItem } from './host-queue.js';
+import { createReplyInbox, sendReplies, type HostReply } from './host-replies.js';
+import type { ProbeTarget } from './smtp-probe.js';
+import type { VerifierLogger } from './types.js';
+
+/**
+ * How a host's work reaches the one process probing it. A requester pushes its items to the host's pending work
+ * (host-queue.ts) and adds the host's `drain` job (verify-hosts) with deduplication keepLastIfActive: BullMQ keeps
+ * at most one active and one waiting job per host, so the active job is the host's ownership, its lock (renewed
+ * while the process lives) the failover, and stalled-job recovery the takeover of a killed drainer. The answers
+ * come back on the requester's reply stream (host-replies.ts). A waiting requester adds the job again every
+ * `reAddMs` (a no-op while one exists), so work whose job failed for good is picked up again.
+ */
+
+export interface HostDispatchOptions {
+  redis: Redis;
+  keyPrefix: string;
+  /** BullMQ prefix of the verify-hosts queue (the deployment's QUEUE_PREFIX). */
+  queuePrefix: string;
+  timers: DispatchTimers;
+  /** Host jobs this process drains at once; 0: it only requests (it probes nothing). */
+  drainConcurrency: number;
+  /** The engine's part of draining: sessions, cache reads, probes. */
+  engine: Pick<DrainDeps, 'sessions' | 'cached' | 'probe' | 'lanes' | 'limits'>;
+  logger?: VerifierLogger;
+}
+
+export interface HostRequest {
+  /** Epoch ms after which the requester answers timeout itself; default `timers.replyTimeoutMs` from now. */
+  answerBy?: number;
+  lane: HostLane;
+  maxAgeSec?: number;
+}
+
+export interface HostDispatch {
+  /** The host's answers for the targets of one domain, in order; null for a target not answered in time. */
+  run(
+    host: string,
+    domain: string,
+    targets: ProbeTarget[],
+    request: HostRequest,
+  ): Promise<(HostReply | null)[]>;
+  close(): Promise<void>;
+}
+
+// The most a host job may stall (lock lost: a killed or frozen process) before BullMQ fails it: stalls are how
+// drainers die, and the next attempt takes the dead one's items back, so a stall is not the job's fault.
+const HOST_JOB_MAX_STALLS = 100;
+
+export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
+  const { timers } = opts;
+  const workTtlMs = timers.replyTimeoutMs + timers.jobLockMs;
+  const hostQueue = createHostQueue({ redis: opts.redis, keyPrefix: opts.keyPrefix, keyTtlMs: workTtlMs });
+  const inbox = createReplyInbox(opts.redis, opts.keyPrefix);
+  const queue = new Queue(verifyHostsQueue.name, {
+    connection: opts.redis,
+    prefix: opts.queuePrefix,
+    defaultJobOptions: verifyHostsQueue.defaultJobOptions,
+  });
+  queue.on('error', (err) => opts.logger?.warn({ err: err.message }, 'verify-hosts queue error'));
+  const shutdown = new AbortController();
+
+  const addJob = async (host: string): Promise<void> => {
+    await queue.add('drain', { host }, { deduplication: { id: host, keepLastIfActive: true } });
+  };
+
+  // The drainers' own connection: BullMQ's workers need maxRetriesPerRequest: null.
+  const workerConnection =
+    opts.drainConcurrency > 0 ? opts.redis.duplicate({ maxRetriesPerRequest: null }) : null;
+  workerConnection?.on('error', () => {}); // reconnects by itself; the worker reports what fails
+  const worker = workerConnection
+    ? new Worker(verifyHostsQueue.name, (job: Job) => drain(job), {
+        connection: workerConnection,
+        prefix: opts.queuePrefix,
+        concurrency: opts.drainConcurrency,
+        lockDuration: timers.jobLockMs,
+        stalledInterval: timers.stalledIntervalMs,
+        maxStalledCount: HOST_JOB_MAX_STALLS,
+      })
+    : null;
+  worker?.on('error', (err) => opts.logger?.warn({ err: err.message }, 'verify-hosts worker error'));
+
+  async function drain(job: Job): Promise<DrainReport> {
+    try {
+      validatePayload('verify-hosts', job.name, job.data);
+    } catch (err) {
+      if (err instanceof InvalidPayloadError) throw new UnrecoverableError(err.message);
+      throw err;
+    }
+    const { host } = job.data as { host: string };
+    const report = await drainHost(host, {
+      ...opts.engine,
+      queue: hostQueue,
+      lingerMs: timers.sessionLingerMs,
+      pollMs: timers.drainPollMs,
+      send: (replies) => sendReplies(opts.redis, replies, workTtlMs),
+      signal: shutdown.signal,
+    });
+    opts.logger?.debug({ host, ...report }, 'host drained');
+    return report;
+  }
+
+  async function run(
+    host: string,
+    domain: string,
+    targets: ProbeTarget[],
+    request: HostRequest,
+  ): Promise<(HostReply | null)[]> {
+    const answerBy = request.answerBy ?? Date.now() + timers.replyTimeoutMs;
+    const items: HostWorkItem[] = targets.map((t) => ({
+      ticket: randomUUID(),
+      replyTo: inbox.address,
+      domain,
+      address: t.address,
+      smtputf8: t.smtputf8,
+      answerBy,
+      ...(request.maxAgeSec === undefined ? {} : { maxAgeSec: request.maxAgeSec }),
+    }));
+    const tickets = items.map((i) => i.ticket);
+    const replies = inbox.expect(tickets);
+    const expiry = setTimeout(() => inbox.expire(tickets), Math.max(0, answerBy - Date.now()));
+    let readd: NodeJS.Timeout | undefined;
+    try {
+      await hostQueue.push(host, request.lane, items);
+      await addJob(host);
+      readd = setInterval(() => {
+        addJob(host).catch((err: Error) =>
+          opts.logger?.warn({ err: err.message, host }, 'host job not re-added'),
+        );
+      }, timers.reAddMs);
+      return await Promise.all(replies);
+    } catch (err) {
+      inbox.expire(tickets);
+      throw err;
+    } finally {
+      clearTimeout(expiry);
+      clearInterval(readd);
+    }
+  }
+
+  return {
+    run,
+    async close() {
+      // Running host jobs finish what they took and stop taking more; the requests still waiting get null.
+      shutdown.abort();
+      await worker?.close();
+      workerConnection?.disconnect();
+      await inbox.close();
+      await queue.close();
+    },
+  };
+}

@@ -1,0 +1,127 @@
+import type { HostQueue, HostWorkItem, TakenItem, TakeLimits } from './host-queue.js';
+import { type AddressedReply, type HostReply } from './host-replies.js';
+import type { SessionPool } from './host-sessions.js';
+import type { ProbeTarget } from './smtp-probe.js';
+import type { VerificationResult } from './types.js';
+
+/**
+ * The processor of one host job (verify-hosts): the one place in the cluster that probes the host while the job
+ * runs. It puts a dead attempt's in-flight items back, then runs `lanes` loops (VERIFY_MX_CONCURRENCY), each
+ * taking a share of the host's pending work and probing it domain by domain over the job's pooled sessions. A lane
+ * that finds nothing looks again every `pollMs` for `lingerMs`, keeping the sessions open for work that is on its
+ * way; when every lane has lingered in vain the job completes and closes its sessions.
+ */
+
+export interface DrainDeps {
+  queue: HostQueue;
+  limits: Omit<TakeLimits, 'lanes'>;
+  lanes: number;
+  lingerMs: number;
+  pollMs: number;
+  /** A fresh per-job session pool. */
+  sessions(): SessionPool;
+  /** Verdicts kept in the result cache young enough for `maxAgeSec`, by address. */
+  cached(addresses: string[], maxAgeSec: number | undefined): Promise<Map<string, VerificationResult>>;
+  /** Probes distinct addresses of one domain over the pool: one evidence per target, in order. */
+  probe(domain: string, targets: ProbeTarget[], pool: SessionPool): Promise<HostReply[]>;
+  send(replies: AddressedReply[]): Promise<void>;
+  /** Stops the job early (the process is shutting down). */
+  signal: AbortSignal;
+}
+
+export interface DrainReport {
+  /** Items answered (probed or from the cache). */
+  answered: number;
+  /** Items dropped because their requester had stopped waiting. */
+  expired: number;
+  /** In-flight items of a dead attempt put back at the start. */
+  restored: number;
+}
+
+export async function drainHost(host: string, deps: DrainDeps): Promise<DrainReport> {
+  const report: DrainReport = { answered: 0, expired: 0, restored: await deps.queue.restore(host) };
+  // A job added while the previous one was lingering finds its work already done.
+  if ((await deps.queue.waiting(host)) === 0) return report;
+  const pool = deps.sessions();
+  const limits = { ...deps.limits, lanes: deps.lanes };
+
+  async function lane(): Promise<void> {
+    let idleSince = Date.now();
+    while (!deps.signal.aborted) {
+      const taken = await deps.queue.take(host, limits);
+      if (taken.length === 0) {
+        if (Date.now() - idleSince >= deps.lingerMs) return;
+        await sleep(deps.pollMs, deps.signal);
+        continue;
+      }
+      await serve(taken);
+      idleSince = Date.now();
+    }
+  }
+
+  async function serve(taken: TakenItem[]): Promise<void> {
+    const now = Date.now();
+    const live = taken.filter((t) => t.item.answerBy > now);
+    report.expired += taken.length - live.length;
+    const replies: AddressedReply[] = [];
+    const answer = (item: HostWorkItem, reply: HostReply): void => {
+      replies.push({ replyTo: item.replyTo, ticket: item.ticket, reply });
+    };
+    // A requester re-run after a crash asks again for what may have been answered and stored meanwhile.
+    const toProbe: HostWorkItem[] = [];
+    for (const [maxAgeSec, items] of groupBy(live, (t) => t.item.maxAgeSec)) {
+      const kept = await deps.cached(
+        items.map((t) => t.item.address),
+        maxAgeSec,
+      );
+      for (const { item } of items) {
+        const result = kept.get(item.address);
+        if (result) answer(item, { kind: 'cached', result });
+        else toProbe.push(item);
+      }
+    }
+    for (const [domain, items] of groupBy(toProbe, (i) => i.domain)) {
+      const distinct = [...new Map(items.map((i) => [i.address, i])).values()];
+      const evidence = await deps.probe(
+        domain,
+        distinct.map((i) => ({ address: i.address, smtputf8: i.smtputf8 })),
+        pool,
+      );
+      const byAddress = new Map(distinct.map((i, k) => [i.address, evidence[k]!]));
+      for (const item of items) answer(item, byAddress.get(item.address)!);
+    }
+    await deps.send(replies);
+    report.answered += replies.length;
+    await deps.queue.done(host, taken);
+  }
+
+  try {
+    await Promise.all(Array.from({ length: Math.max(1, deps.lanes) }, lane));
+  } finally {
+    await pool.close();
+  }
+  return report;
+}
+
+function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = groups.get(k) ?? [];
+    list.push(item);
+    groups.set(k, list);
+  }
+  return groups;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
