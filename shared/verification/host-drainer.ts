@@ -44,6 +44,8 @@ export async function drainHost(host: string, deps: DrainDeps): Promise<DrainRep
   if ((await deps.queue.waiting(host)) === 0) return report;
   const pool = deps.sessions();
   const limits = { ...deps.limits, lanes: deps.lanes };
+  // Probes under way in this job, by address.
+  const probing = new Map<string, Promise<HostReply>>();
 
   async function lane(): Promise<void> {
     let idleSince = Date.now();
@@ -81,14 +83,25 @@ export async function drainHost(host: string, deps: DrainDeps): Promise<DrainRep
       }
     }
     for (const [domain, items] of groupBy(toProbe, (i) => i.domain)) {
-      const distinct = [...new Map(items.map((i) => [i.address, i])).values()];
-      const evidence = await deps.probe(
-        domain,
-        distinct.map((i) => ({ address: i.address, smtputf8: i.smtputf8 })),
-        pool,
+      // An address another lane is probing (asked by two requests, or by a re-run requester) joins that probe.
+      const fresh = [...new Map(items.map((i) => [i.address, i])).values()].filter(
+        (i) => !probing.has(i.address),
       );
-      const byAddress = new Map(distinct.map((i, k) => [i.address, evidence[k]!]));
-      for (const item of items) answer(item, byAddress.get(item.address)!);
+      if (fresh.length > 0) {
+        const evidence = deps.probe(
+          domain,
+          fresh.map((i) => ({ address: i.address, smtputf8: i.smtputf8 })),
+          pool,
+        );
+        fresh.forEach((item, k) => {
+          const one = evidence.then((all) => all[k]!);
+          one.catch(() => {}); // the lane awaiting it below reports the failure
+          probing.set(item.address, one);
+          void one.finally(() => probing.delete(item.address)).catch(() => {});
+        });
+      }
+      const found = await Promise.all(items.map((i) => probing.get(i.address)!));
+      items.forEach((item, k) => answer(item, found[k]!));
     }
     await deps.send(replies);
     report.answered += replies.length;
