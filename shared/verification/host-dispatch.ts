@@ -6,7 +6,7 @@ import { InvalidPayloadError, validatePayload } from '../queues/producer.js';
 import type { DispatchTimers } from './dispatch-timers.js';
 import { drainHost, type DrainDeps, type DrainReport } from './host-drainer.js';
 import { createHostQueue, type HostLane, type HostWorkItem } from './host-queue.js';
-import { createReplyInbox, sendReplies, type HostReply } from './host-replies.js';
+import { BLOCKING_CONNECTION, createReplyInbox, sendReplies, type HostReply } from './host-replies.js';
 import type { ProbeTarget } from './smtp-probe.js';
 import type { VerifierLogger } from './types.js';
 
@@ -72,8 +72,7 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
   };
 
   // The drainers' own connection: BullMQ's workers need maxRetriesPerRequest: null.
-  const workerConnection =
-    opts.drainConcurrency > 0 ? opts.redis.duplicate({ maxRetriesPerRequest: null }) : null;
+  const workerConnection = opts.drainConcurrency > 0 ? opts.redis.duplicate(BLOCKING_CONNECTION) : null;
   workerConnection?.on('error', () => {}); // reconnects by itself; the worker reports what fails
   const worker = workerConnection
     ? new Worker(verifyHostsQueue.name, (job: Job) => drain(job), {

@@ -62,7 +62,7 @@ export function createReplyInbox(redis: Redis, keyPrefix: string): ReplyInbox {
   const address = `${keyPrefix}replies:${randomUUID()}`;
   const waiters = new Map<string, (reply: HostReply | null) => void>();
   // Its own connection: XREAD BLOCK holds it.
-  const reader = redis.duplicate({ maxRetriesPerRequest: null });
+  const reader = redis.duplicate(BLOCKING_CONNECTION);
   reader.on('error', () => {}); // reconnects by itself; the read loop retries
   let closed = false;
   let lastId = '0';
@@ -118,3 +118,13 @@ export function createReplyInbox(redis: Redis, keyPrefix: string): ReplyInbox {
     },
   };
 }
+
+/**
+ * Options of a connection that waits in blocking reads (XREAD BLOCK, BullMQ's worker): no command timeout (a
+ * producer connection's would cut the wait), commands wait for a reconnect instead of failing.
+ */
+export const BLOCKING_CONNECTION = {
+  maxRetriesPerRequest: null,
+  commandTimeout: undefined,
+  enableOfflineQueue: true,
+} as const;
