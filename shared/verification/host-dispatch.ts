@@ -102,7 +102,9 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
       send: (replies) => sendReplies(opts.redis, replies, workTtlMs),
       signal: shutdown.signal,
     });
-    opts.logger?.debug({ host, ...report }, 'host drained');
+    if (report.restored > 0)
+      opts.logger?.info({ host, ...report }, 'host drained, with the items of a dead attempt');
+    else opts.logger?.debug({ host, ...report }, 'host drained');
     return report;
   }
 
