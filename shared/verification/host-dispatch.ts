@@ -66,6 +66,15 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
   });
   queue.on('error', (err) => opts.logger?.warn({ err: err.message }, 'verify-hosts queue error'));
   const shutdown = new AbortController();
+  // Hosts this process waits on (requests per host): their jobs are added again every reAddMs, once per host.
+  const waitingHosts = new Map<string, number>();
+  const reAdd = setInterval(() => {
+    for (const host of waitingHosts.keys())
+      addJob(host).catch((err: Error) =>
+        opts.logger?.warn({ err: err.message, host }, 'host job not re-added'),
+      );
+  }, timers.reAddMs);
+  reAdd.unref();
 
   const addJob = async (host: string): Promise<void> => {
     await queue.add('drain', { host }, { deduplication: { id: host, keepLastIfActive: true } });
@@ -127,22 +136,23 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
     const tickets = items.map((i) => i.ticket);
     const replies = inbox.expect(tickets);
     const expiry = setTimeout(() => inbox.expire(tickets), Math.max(0, answerBy - Date.now()));
-    let readd: NodeJS.Timeout | undefined;
+    let waiting = false;
     try {
       await hostQueue.push(host, request.lane, items);
       await addJob(host);
-      readd = setInterval(() => {
-        addJob(host).catch((err: Error) =>
-          opts.logger?.warn({ err: err.message, host }, 'host job not re-added'),
-        );
-      }, timers.reAddMs);
+      waitingHosts.set(host, (waitingHosts.get(host) ?? 0) + 1);
+      waiting = true;
       return await Promise.all(replies);
     } catch (err) {
       inbox.expire(tickets);
       throw err;
     } finally {
       clearTimeout(expiry);
-      clearInterval(readd);
+      if (waiting) {
+        const left = waitingHosts.get(host)! - 1;
+        if (left > 0) waitingHosts.set(host, left);
+        else waitingHosts.delete(host);
+      }
     }
   }
 
@@ -151,6 +161,7 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
     async close() {
       // Running host jobs finish what they took and stop taking more; the requests still waiting get null.
       shutdown.abort();
+      clearInterval(reAdd);
       await worker?.close();
       workerConnection?.disconnect();
       await inbox.close();

@@ -1,3 +1,4 @@
+import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHostQueue, type HostWorkItem } from '../../shared/verification/host-queue.js';
 import type { VerifierOptions } from '../../shared/verification/types.js';
@@ -195,6 +196,36 @@ describe('synchronous work before list work', () => {
     } finally {
       await requester.close();
       await drainer.close();
+    }
+  }, 60_000);
+});
+
+describe('a host job lost', () => {
+  it('is added again by the requester still waiting for it', async () => {
+    const opts = options({ failoverMs: 1000 });
+    const requester = createVerifier({ ...opts, drainConcurrency: 0 });
+    const queue = new Queue('verify-hosts', {
+      connection: store.redis,
+      prefix: opts.keyPrefix.replace(/:+$/, ''),
+    });
+    try {
+      const answer = requester.verifyDomainGroup(['ann@order.test'], Date.now() + 30_000);
+      // No drainer yet: the job waits; an operator (or a lost Redis write) removes it.
+      let jobs: Awaited<ReturnType<typeof queue.getWaiting>> = [];
+      await vi.waitFor(async () => expect((jobs = await queue.getWaiting())).toHaveLength(1));
+      await jobs[0]!.remove();
+      expect(await queue.getWaiting()).toHaveLength(0);
+      // Within a failover period the requester has added it again, and a drainer that starts now serves it.
+      await vi.waitFor(async () => expect(await queue.getWaiting()).toHaveLength(1), { timeout: 5000 });
+      const drainer = createVerifier(opts);
+      try {
+        expect((await answer)[0]!.status).toBe('valid');
+      } finally {
+        await drainer.close();
+      }
+    } finally {
+      await requester.close();
+      await queue.close();
     }
   }, 60_000);
 });
