@@ -25,8 +25,6 @@ export interface DispatchTimers {
   replyTimeoutMs: number;
   /** How long a host job with nothing left keeps its sessions open for work on its way. */
   sessionLingerMs: number;
-  /** How often a lingering host job looks for new work. */
-  drainPollMs: number;
   /** Oldest a pooled SMTP session may be when it is handed out again. */
   maxSessionAgeMs: number;
   /** Time kept before a request's deadline for a job's answer to travel back (worker → Redis → request). */
@@ -45,8 +43,6 @@ export const DEFAULT_FAILOVER_MS = 5000;
 // How long a drained host's sessions stay open for more: a bulk load's next request reuses them, a lone address
 // costs the host one idle connection for half a second.
 const SESSION_LINGER_MS = 500;
-// Looks per linger: a request arriving meanwhile waits a tenth of the linger at most.
-const POLLS_PER_LINGER = 10;
 // A list chunk's answers may wait behind the host's other work: a few probe deadlines.
 const PROBES_PER_REPLY_WAIT = 4;
 
@@ -58,7 +54,6 @@ export function dispatchTimers(settings: DispatchSettings): DispatchTimers {
     reAddMs: failoverMs,
     replyTimeoutMs: PROBES_PER_REPLY_WAIT * probeTimeoutMs,
     sessionLingerMs: SESSION_LINGER_MS,
-    drainPollMs: Math.max(10, Math.round(SESSION_LINGER_MS / POLLS_PER_LINGER)),
     maxSessionAgeMs: probeTimeoutMs,
     answerMarginMs: 250,
   };

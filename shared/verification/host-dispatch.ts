@@ -5,7 +5,7 @@ import { verifyHostsQueue } from '../queues/verify-hosts.js';
 import { InvalidPayloadError, validatePayload } from '../queues/producer.js';
 import type { DispatchTimers } from './dispatch-timers.js';
 import { drainHost, type DrainDeps, type DrainReport } from './host-drainer.js';
-import { createHostQueue, type HostLane, type HostWorkItem } from './host-queue.js';
+import { createHostQueue, hostWakeChannel, type HostLane, type HostWorkItem } from './host-queue.js';
 import { BLOCKING_CONNECTION, createReplyInbox, sendReplies, type HostReply } from './host-replies.js';
 import type { ProbeTarget } from './smtp-probe.js';
 import type { VerifierLogger } from './types.js';
@@ -95,6 +95,29 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
     : null;
   worker?.on('error', (err) => opts.logger?.warn({ err: err.message }, 'verify-hosts worker error'));
 
+  // Lingering host jobs wait for the next push to their host: one subscriber per verifier that drains.
+  const pushListeners = new Map<string, Set<() => void>>();
+  const subscriber = workerConnection ? opts.redis.duplicate(BLOCKING_CONNECTION) : null;
+  subscriber?.on('error', () => {}); // reconnects and resubscribes by itself; meanwhile lingers end by time
+  subscriber?.on('message', (_channel: string, host: string) => {
+    for (const listener of pushListeners.get(host) ?? []) listener();
+  });
+  void subscriber?.subscribe(hostWakeChannel(opts.keyPrefix)).catch(() => {});
+
+  function nextPush(host: string): { promise: Promise<void>; cancel(): void } {
+    let listener = (): void => {};
+    const promise = new Promise<void>((resolve) => (listener = resolve));
+    const listeners = pushListeners.get(host) ?? new Set();
+    pushListeners.set(host, listeners.add(listener));
+    return {
+      promise,
+      cancel() {
+        listeners.delete(listener);
+        if (listeners.size === 0 && pushListeners.get(host) === listeners) pushListeners.delete(host);
+      },
+    };
+  }
+
   async function drain(job: Job): Promise<DrainReport> {
     try {
       validatePayload('verify-hosts', job.name, job.data);
@@ -107,7 +130,7 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
       ...opts.engine,
       queue: hostQueue,
       lingerMs: timers.sessionLingerMs,
-      pollMs: timers.drainPollMs,
+      nextPush,
       send: (replies) => sendReplies(opts.redis, replies, workTtlMs),
       signal: shutdown.signal,
     });
@@ -164,6 +187,7 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
       clearInterval(reAdd);
       await worker?.close();
       workerConnection?.disconnect();
+      subscriber?.disconnect();
       await inbox.close();
       await queue.close();
     },

@@ -8,8 +8,8 @@ import type { VerificationResult } from './types.js';
  * The processor of one host job (verify-hosts): the one place in the cluster that probes the host while the job
  * runs. It puts a dead attempt's in-flight items back, then runs `lanes` loops (VERIFY_MX_CONCURRENCY), each
  * taking a share of the host's pending work and probing it domain by domain over the job's pooled sessions. A lane
- * that finds nothing looks again every `pollMs` for `lingerMs`, keeping the sessions open for work that is on its
- * way; when every lane has lingered in vain the job completes and closes its sessions.
+ * that finds nothing waits up to `lingerMs` for the next push to the host, keeping the sessions open for work that
+ * is on its way; when every lane has lingered in vain the job completes and closes its sessions.
  */
 
 export interface DrainDeps {
@@ -17,7 +17,8 @@ export interface DrainDeps {
   limits: Omit<TakeLimits, 'lanes'>;
   lanes: number;
   lingerMs: number;
-  pollMs: number;
+  /** Settles when work is next pushed for the host (host-queue.ts announces each push); cancel() stops listening. */
+  nextPush(host: string): { promise: Promise<void>; cancel(): void };
   /** A fresh per-job session pool. */
   sessions(): SessionPool;
   /** Verdicts kept in the result cache young enough for `maxAgeSec`, by address. */
@@ -50,12 +51,20 @@ export async function drainHost(host: string, deps: DrainDeps): Promise<DrainRep
   async function lane(): Promise<void> {
     let idleSince = Date.now();
     while (!deps.signal.aborted) {
+      // Listening before looking: a push between the look and the wait still wakes this lane.
+      const pushed = deps.nextPush(host);
       const taken = await deps.queue.take(host, limits);
       if (taken.length === 0) {
-        if (Date.now() - idleSince >= deps.lingerMs) return;
-        await sleep(deps.pollMs, deps.signal);
+        const left = deps.lingerMs - (Date.now() - idleSince);
+        if (left <= 0) {
+          pushed.cancel();
+          return;
+        }
+        await Promise.race([pushed.promise, sleep(left, deps.signal)]);
+        pushed.cancel();
         continue;
       }
+      pushed.cancel();
       await serve(taken);
       idleSince = Date.now();
     }

@@ -63,6 +63,13 @@ if moved > 0 then redis.call('PEXPIRE', KEYS[2], ARGV[1]) end
 return moved
 `;
 
+/**
+ * Where a push is announced (the host's name), so that a host job lingering for more work takes it at once instead
+ * of polling. At most once, like all pub/sub: a lost announcement costs the linger, and the job the requester adds
+ * after its push (deduplicated, keepLastIfActive) drains the work anyway.
+ */
+export const hostWakeChannel = (keyPrefix: string): string => `${keyPrefix}host-wake`;
+
 export interface HostQueueOptions {
   redis: Redis;
   keyPrefix: string;
@@ -78,6 +85,7 @@ export interface TakenItem {
 
 export function createHostQueue(opts: HostQueueOptions) {
   const { redis } = opts;
+  const wakeChannel = hostWakeChannel(opts.keyPrefix);
   const keys = (host: string) => ({
     sync: `${opts.keyPrefix}host-work:${host}:sync`,
     list: `${opts.keyPrefix}host-work:${host}:list`,
@@ -93,6 +101,7 @@ export function createHostQueue(opts: HostQueueOptions) {
         .multi()
         .rpush(key, ...items.map((i) => JSON.stringify(i)))
         .pexpire(key, opts.keyTtlMs)
+        .publish(wakeChannel, host)
         .exec();
     },
 
