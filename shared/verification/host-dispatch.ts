@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
 import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
 import { verifyHostsQueue } from '../queues/verify-hosts.js';
@@ -66,6 +67,8 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
   });
   queue.on('error', (err) => opts.logger?.warn({ err: err.message }, 'verify-hosts queue error'));
   const shutdown = new AbortController();
+  // Every lingering lane of every host job listens to it: many listeners are the normal case, not a leak.
+  setMaxListeners(0, shutdown.signal);
   // Hosts this process waits on (requests per host): their jobs are added again every reAddMs, once per host.
   const waitingHosts = new Map<string, number>();
   const reAdd = setInterval(() => {
