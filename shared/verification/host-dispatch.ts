@@ -54,6 +54,8 @@ export interface HostDispatch {
 // The most a host job may stall (lock lost: a killed or frozen process) before BullMQ fails it: stalls are how
 // drainers die, and the next attempt takes the dead one's items back, so a stall is not the job's fault.
 const HOST_JOB_MAX_STALLS = 100;
+// How long after a caller's own deadline its unanswered tickets are dropped (the caller has answered by then).
+const EXPIRY_GRACE_MS = 1000;
 
 export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
   const { timers } = opts;
@@ -66,6 +68,10 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
     defaultJobOptions: verifyHostsQueue.defaultJobOptions,
   });
   queue.on('error', (err) => opts.logger?.warn({ err: err.message }, 'verify-hosts queue error'));
+  const addJob = async (host: string): Promise<void> => {
+    await queue.add('drain', { host }, { deduplication: { id: host, keepLastIfActive: true } });
+  };
+
   const shutdown = new AbortController();
   // Every lingering lane of every host job listens to it: many listeners are the normal case, not a leak.
   setMaxListeners(0, shutdown.signal);
@@ -78,10 +84,6 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
       );
   }, timers.reAddMs);
   reAdd.unref();
-
-  const addJob = async (host: string): Promise<void> => {
-    await queue.add('drain', { host }, { deduplication: { id: host, keepLastIfActive: true } });
-  };
 
   // The drainers' own connection: BullMQ's workers need maxRetriesPerRequest: null.
   const workerConnection = opts.drainConcurrency > 0 ? opts.redis.duplicate(BLOCKING_CONNECTION) : null;
@@ -161,7 +163,11 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
     }));
     const tickets = items.map((i) => i.ticket);
     const replies = inbox.expect(tickets);
-    const expiry = setTimeout(() => inbox.expire(tickets), Math.max(0, answerBy - Date.now()));
+    // A caller with a deadline of its own answers timeout at answerBy itself; this only lets go of the waiters.
+    const expiry = setTimeout(
+      () => inbox.expire(tickets),
+      Math.max(0, answerBy - Date.now()) + (request.answerBy === undefined ? 0 : EXPIRY_GRACE_MS),
+    );
     let waiting = false;
     try {
       await hostQueue.push(host, request.lane, items);
