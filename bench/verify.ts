@@ -257,12 +257,12 @@ async function main(): Promise<void> {
     const rate = addresses.length / seconds;
     const outcome = [...statuses].map(([k, v]) => `${k} ${v}`).join(', ');
     log(
-      `${workerCount} worker(s): ${seconds.toFixed(1)} s, ${rate.toFixed(0)} addresses/s, ${connections} connections, peak ${peak}/MX, ` +
+      `${workerCount} worker(s): ${seconds.toFixed(1)} s, ${rate.toFixed(0)} addresses/s, ${connections} connections (${(connections / addresses.length).toFixed(3)}/address), peak ${peak}/MX, ` +
         `ideal bound ${IDEAL_S.toFixed(2)} s (${(seconds / IDEAL_S).toFixed(2)}×), busy bound ${busyS.toFixed(2)} s (${(seconds / busyS).toFixed(2)}×); ` +
         `CPU s ${CPU_ROLES.join(' / ')}: ${cpuCell} of ${(seconds * os.cpus().length).toFixed(1)}; ${outcome}`,
     );
     rows.push(
-      `| ${workerCount} | ${seconds.toFixed(1)} | ${rate.toFixed(0)} | ${connections} | ${peak} | ${(seconds / IDEAL_S).toFixed(2)}× | ${busyS.toFixed(2)} | ${(seconds / busyS).toFixed(2)}× | ${cpuCell} | ${outcome} |`,
+      `| ${workerCount} | ${seconds.toFixed(1)} | ${rate.toFixed(0)} | ${connections} (${(connections / addresses.length).toFixed(3)}/address) | ${peak} | ${(seconds / IDEAL_S).toFixed(2)}× | ${busyS.toFixed(2)} | ${(seconds / busyS).toFixed(2)}× | ${cpuCell} | ${outcome} |`,
     );
 
     await children.stopAll();

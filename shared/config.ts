@@ -205,10 +205,13 @@ export function loadConfig(env: Env = process.env) {
       // Jobs one worker process runs at once (≤ 25 addresses each, mostly waiting on replies): bench/verify.ts
       // measured 16, 32 and 64 (docs/benchmarks.md, "Verification").
       workerConcurrency: r.int('VERIFY_WORKER_CONCURRENCY', 32, 1, 1000),
-      // Minimum gap between two connection opens to one MX host, across all workers (0: none).
+      // MX hosts one verifier drains at once (host jobs of verify-hosts, each with up to VERIFY_MX_CONCURRENCY
+      // sessions to its host, mostly waiting on replies).
+      hostConcurrency: r.int('VERIFY_HOST_CONCURRENCY', 64, 1, 1000),
+      // Minimum gap between two connection opens to one MX host (0: none).
       mxPacingMs: r.int('VERIFY_MX_PACING_MS', 100, 0, 60_000),
-      // How long a verify worker that died without a word (SIGKILL, OOM) keeps its jobs, its MX hosts and its SMTP
-      // slots before the others take them over; every dispatch timer derives from it (verification/dispatch-timers.ts).
+      // How long a verify worker that died without a word (SIGKILL, OOM) keeps its jobs (verify and host jobs)
+      // before the others take them over; every dispatch timer derives from it (verification/dispatch-timers.ts).
       failoverMs: r.int('VERIFY_FAILOVER_MS', 5000, 1000, 600_000),
       // Popular mail domains a typed domain is compared with for did_you_mean, most popular first (empty: the default
       // list of shared/verification/typo.ts).

@@ -7,6 +7,7 @@ import { pingQueue } from './ping.js';
 import { pollsQueue } from './polls.js';
 import { qaFeedQueue } from './qa-feed.js';
 import { verifyQueue } from './verify.js';
+import { verifyHostsQueue } from './verify-hosts.js';
 import { verifyListsQueue } from './verify-lists.js';
 import { viewsQueue } from './views.js';
 
@@ -21,6 +22,7 @@ export const catalog = {
   deliveries: deliveriesQueue,
   'verify-lists': verifyListsQueue,
   'qa-feed': qaFeedQueue,
+  'verify-hosts': verifyHostsQueue,
 } as const satisfies Record<QueueName, unknown>;
 
 export type Catalog = typeof catalog;

@@ -13,6 +13,7 @@ export const QUEUE_NAMES = [
   'deliveries',
   'verify-lists',
   'qa-feed',
+  'verify-hosts',
 ] as const;
 
 export type QueueName = (typeof QUEUE_NAMES)[number];

@@ -41,9 +41,11 @@ export function verifierOptionsFrom(
     mxConcurrency: v.mxConcurrency,
     mxPacingMs: v.mxPacingMs,
     failoverMs: v.failoverMs,
+    drainConcurrency: v.hostConcurrency,
     ...verdictOptionsFrom(v),
     redis,
     keyPrefix: verifyKeyPrefix(config.queuePrefix),
+    queuePrefix: config.queuePrefix,
     logger,
   };
 }

@@ -1,6 +1,6 @@
 import type { MailHost } from './dns.js';
 import { allowedAddresses } from './host-guard.js';
-import { failureOf, type HostFailure, type PooledSession, type SessionPool } from './session-pool.js';
+import { failureOf, type HostFailure, type PooledSession, type SessionPool } from './host-sessions.js';
 import { SmtpError, type SmtpSession } from './smtp-client.js';
 import { classifyReply, isTooManyRecipients, type ReplyClass, type SmtpReply } from './smtp-reply.js';
 import type { VerifierLogger } from './types.js';

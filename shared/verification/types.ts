@@ -85,7 +85,7 @@ export interface VerifierOptions {
   /** Deadline of the whole probe of one domain group, semaphore waits included. */
   probeTimeoutMs: number;
   maxRcptPerSession: number;
-  /** Concurrent connections per MX host across all workers. */
+  /** Concurrent connections per MX host across all workers (the host job's sessions). */
   mxConcurrency: number;
   redis: Redis;
   /** Prefix of every Redis key the engine writes (cache, semaphore, pacing). */
@@ -97,10 +97,14 @@ export interface VerifierOptions {
   /** How long a finished SMTP session stays open for the next probe of its MX host, ms. Default 500. */
   sessionLingerMs?: number;
   /**
-   * How long the work of a process that died without a word stays with it (host ownerships, SMTP slots), ms; the
+   * How long the work of a process that died without a word stays with it (its job locks), ms; the
    * dispatch timers derive from it (dispatch-timers.ts). Default 5000.
    */
   failoverMs?: number;
+  /** BullMQ prefix of the verify-hosts queue (QUEUE_PREFIX). Default: `keyPrefix` without its trailing colons. */
+  queuePrefix?: string;
+  /** Host jobs this verifier drains at once (VERIFY_HOST_CONCURRENCY); 0: it drains none. Default 64. */
+  drainConcurrency?: number;
   logger?: VerifierLogger;
   /** Popular mail domains a typo is compared with, most popular first (besides freemail's list). Default: typo.ts. */
   typoDomains?: readonly string[];

@@ -4,16 +4,16 @@ import { createMailHostResolver, mailHostNames, type MailHostLookup } from './dn
 import { createFactCache } from './fact-cache.js';
 import { addressFlags } from './flags.js';
 import { DEFAULT_FAILOVER_MS, dispatchTimers } from './dispatch-timers.js';
-import { createDomainBatcher } from './domain-batcher.js';
-import { createHostOwner, type TargetEvidence } from './host-owner.js';
-import { createMxSemaphore } from './mx-semaphore.js';
-import { createSessionPool } from './session-pool.js';
-import { createSubscriptions } from './subscriptions.js';
+import { createHostDispatch } from './host-dispatch.js';
+import type { HostLane } from './host-queue.js';
+import type { HostReply } from './host-replies.js';
+import { createHostSessions, type SessionPool } from './host-sessions.js';
 import { probeDomain, type ProbeOutcome, type ProbeTarget } from './smtp-probe.js';
 import { parseAddress, type ParsedAddress, type SyntaxFailure } from './syntax.js';
 import { providerRuleFor } from './providers.js';
 import { createResultCache, type ReadOptions } from './result-cache.js';
 import { createTypoSuggester } from './typo.js';
+import type { HostRequest } from './host-dispatch.js';
 import { decide } from './verdict.js';
 import type { VerificationResult, VerifierOptions } from './types.js';
 
@@ -25,17 +25,21 @@ import type { VerificationResult, VerifierOptions } from './types.js';
 
 // Ten new connections a second per MX host at most: far below what providers throttle.
 const DEFAULT_PACING_MS = 100;
-// ... and while another probe waits for a slot of its host: just long enough for this process's next probe of
-// the host, already queued, to take it over (a DNS and a catch-all cache read away).
-const WANTED_GRACE_MS = 25;
+// Host jobs one verifier drains at once (VERIFY_HOST_CONCURRENCY): each mostly waits on SMTP replies.
+const DEFAULT_DRAIN_CONCURRENCY = 64;
 // The replies a new SMTP session costs besides its RCPTs (greeting, EHLO, MAIL FROM, QUIT): a domain's work is
 // split over another connection only in shares at least this big.
 const SESSION_OVERHEAD_REPLIES = 4;
 // How long a verdict is reused for the same address unless the request asks for fresher (VERIFY_RESULT_TTL_MS).
 const DEFAULT_RESULT_TTL_MS = 3_600_000;
 
-/** Per-request choices: `maxAgeSec` is the request's `max_age` (see result-cache.ts). */
-export type VerifyRequestOptions = ReadOptions;
+/**
+ * Per-request choices: `maxAgeSec` is the request's `max_age` (see result-cache.ts); `lane` says whose work it is
+ * at the MX hosts, where synchronous requests go before lists (default: `sync` with an `answerBy`, else `list`).
+ */
+export interface VerifyRequestOptions extends ReadOptions {
+  lane?: HostLane;
+}
 
 export interface Verifier {
   verify(email: string, request?: VerifyRequestOptions): Promise<VerificationResult>;
@@ -49,7 +53,7 @@ export interface Verifier {
     answerBy?: number,
     request?: VerifyRequestOptions,
   ): Promise<VerificationResult[]>;
-  /** Says goodbye to pooled SMTP sessions and closes the pub/sub connection (if one was opened). */
+  /** Finishes the host jobs it drains (saying goodbye to their SMTP sessions) and closes its connections. */
   close(): Promise<void>;
 }
 
@@ -84,28 +88,6 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     probeTimeoutMs: opts.probeTimeoutMs,
   });
   const lingerMs = opts.sessionLingerMs ?? timers.sessionLingerMs;
-  const maxSessionAgeMs = timers.maxSessionAgeMs;
-  const subscriptions = createSubscriptions(opts.redis);
-  // A slot is renewed with the process's heartbeat while held, so a killed worker's slots are free within a lease.
-  const semaphore = createMxSemaphore({
-    subscriptions,
-    redis: opts.redis,
-    keyPrefix: opts.keyPrefix,
-    limit: opts.mxConcurrency,
-    leaseMs: timers.slotLeaseMs,
-    renewMs: timers.heartbeatMs,
-    pacingMs: opts.mxPacingMs ?? DEFAULT_PACING_MS,
-  });
-  const pool = createSessionPool({
-    semaphore,
-    smtpPort: opts.smtpPort,
-    heloName: opts.heloName,
-    smtpTimeoutMs: opts.smtpTimeoutMs,
-    maxRcptPerSession: opts.maxRcptPerSession,
-    lingerMs,
-    wantedGraceMs: Math.min(lingerMs, WANTED_GRACE_MS),
-    maxAgeMs: maxSessionAgeMs,
-  });
   const typos = createTypoSuggester(opts.typoDomains);
   const verdictCache = createResultCache({
     redis: opts.redis,
@@ -119,24 +101,42 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     { redis: opts.redis },
     { encode: (catchAll) => (catchAll ? '1' : '0'), decode: (raw) => raw === '1' },
   );
-  // A host's probes go to the one process probing it, so that they share its connections.
-  const owner = createHostOwner({
+  // A host's probes go to the one process draining its host job, so that they share its connections.
+  const dispatch = createHostDispatch({
     redis: opts.redis,
     keyPrefix: opts.keyPrefix,
-    ownershipMs: timers.ownershipMs,
-    replyTimeoutMs: timers.replyTimeoutMs,
-    heartbeatMs: timers.heartbeatMs,
-    aliveMs: timers.aliveMs,
-    subscriptions,
-    // The SMTP work is the batcher's; a verdict another probe is still finding is awaited outside it, so that the
-    // connection goes on to the domain's next share meanwhile.
-    probe: async (work) =>
-      Promise.all(
-        (await batcher.submit(work.domain, work.targets)).map(async ({ outcome, catchAll }) => ({
-          outcome,
-          catchAll: await catchAll,
-        })),
-      ),
+    queuePrefix: opts.queuePrefix ?? opts.keyPrefix.replace(/:+$/, ''),
+    timers: { ...timers, sessionLingerMs: lingerMs },
+    drainConcurrency: opts.drainConcurrency ?? DEFAULT_DRAIN_CONCURRENCY,
+    logger: opts.logger,
+    engine: {
+      lanes: opts.mxConcurrency,
+      limits: {
+        maxBatch: Math.max(1, opts.maxRcptPerSession - 1), // a session's RCPTs, less the catch-all probe's
+        minBatch: SESSION_OVERHEAD_REPLIES,
+      },
+      sessions: () =>
+        createHostSessions({
+          smtpPort: opts.smtpPort,
+          heloName: opts.heloName,
+          smtpTimeoutMs: opts.smtpTimeoutMs,
+          maxRcptPerSession: opts.maxRcptPerSession,
+          maxPerHost: opts.mxConcurrency,
+          pacingMs: opts.mxPacingMs ?? DEFAULT_PACING_MS,
+          maxAgeMs: timers.maxSessionAgeMs,
+        }),
+      cached: (addresses, maxAgeSec) => verdictCache.read(addresses, { maxAgeSec }),
+      probe: async (domain, targets, pool) =>
+        Promise.all(
+          (await probeTargets(domain, targets, pool)).map(
+            async ({ outcome, catchAll }): Promise<HostReply> => ({
+              kind: 'probed',
+              outcome,
+              catchAll: await catchAll,
+            }),
+          ),
+        ),
+    },
   });
 
   async function verifyDomainGroup(
@@ -175,7 +175,11 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     await Promise.all(
       [...byDomain].map(async ([domain, indexes]) => {
         const items = indexes.map((i) => parsed[i] as ParsedAddress);
-        const verified = verifyOneDomain(domain, items, started);
+        const verified = verifyOneDomain(domain, items, started, {
+          answerBy,
+          lane: request.lane ?? (answerBy === undefined ? 'list' : 'sync'),
+          maxAgeSec: request.maxAgeSec,
+        });
         const groupResults =
           answerBy === undefined
             ? await verified
@@ -190,10 +194,10 @@ export function createVerifier(opts: VerifierOptions): Verifier {
   }
 
   /**
-   * Runs in the process owning the domain's first MX host: the probe of one batch of the domain's addresses, with
+   * Runs in the process draining the domain's first MX host: the probe of one batch of the domain's addresses, with
    * the catch-all probe when the domain's policy is not known yet. One evidence per target, in order.
    */
-  async function probeTargets(domain: string, targets: ProbeTarget[]): Promise<Probed[]> {
+  async function probeTargets(domain: string, targets: ProbeTarget[], pool: SessionPool): Promise<Probed[]> {
     const dns = await resolver.lookup(domain); // a local cache hit: the requester has just looked it up
     if (dns.kind !== 'mx' && dns.kind !== 'implicit')
       return targets.map(() => ({ outcome: null, catchAll: null }));
@@ -205,7 +209,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     let announce: (verdict: boolean | null) => void = () => {};
     if (testHere) catchAllTests.set(domain, new Promise((resolve) => (announce = resolve)));
     try {
-      // The batcher hands out each waiting address once, so the targets are distinct.
+      // The drainer hands out each waiting address once, so the targets are distinct.
       const report = await probeDomain(dns.hosts, targets, testHere ? randomAddress(domain) : null, {
         ...opts,
         pool,
@@ -234,20 +238,11 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     }
   }
 
-  // Work for one domain that arrives while its probes run (other jobs, other processes forwarding to this owner)
-  // is joined into shared probes, and so shares their SMTP sessions.
-  const batcher = createDomainBatcher<ProbeTarget, Probed>({
-    maxRunning: opts.mxConcurrency,
-    maxBatch: Math.max(1, opts.maxRcptPerSession - 1), // a session's RCPTs, less the catch-all probe's
-    minBatch: SESSION_OVERHEAD_REPLIES,
-    run: probeTargets,
-    key: (target) => target.address,
-  });
-
   async function verifyOneDomain(
     domain: string,
     items: ParsedAddress[],
     started: number,
+    request: HostRequest,
   ): Promise<VerificationResult[]> {
     const dns = await resolver.lookup(domain);
     if (dns.kind !== 'mx' && dns.kind !== 'implicit') {
@@ -255,8 +250,18 @@ export function createVerifier(opts: VerifierOptions): Verifier {
       return items.map((p) => build(p, { dns, outcome: null, catchAll: null, suggestedDomain }, started));
     }
     const targets = items.map((p) => ({ address: p.address, smtputf8: p.smtputf8 }));
-    const evidence = await owner.run(dns.hosts[0]?.host, { domain, targets });
-    return items.map((p, k) => build(p, { dns, ...evidence[k]! }, started));
+    const replies = await dispatch.run(dns.hosts[0]!.host, domain, targets, request);
+    return items.map((p, k) => {
+      const reply = replies[k] ?? null;
+      if (reply?.kind === 'cached')
+        return {
+          ...reply.result,
+          email: p.email,
+          cached: true,
+          duration_ms: Math.round(performance.now() - started),
+        };
+      return build(p, { dns, ...(reply ?? notAnswered) }, started);
+    });
   }
 
   /** The first likely intended domain (typo.ts) that receives mail, or null: a suggestion must be deliverable. */
@@ -271,11 +276,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
   return {
     verify: async (email, request) => (await verifyDomainGroup([email], undefined, request))[0]!,
     verifyDomainGroup,
-    close: async () => {
-      owner.close();
-      await pool.close();
-      subscriptions.close();
-    },
+    close: async () => dispatch.close(),
   };
 }
 
@@ -340,8 +341,16 @@ interface Probed {
   catchAll: boolean | null | Promise<boolean | null>;
 }
 
+/** The evidence of an item its host's drainer did not answer in time. */
+const notAnswered = {
+  outcome: { kind: 'timeout', reply: null, host: '', detail: 'no answer from the host job in time' },
+  catchAll: null,
+} as const satisfies { outcome: ProbeOutcome; catchAll: null };
+
 /** The network's evidence about one address: the DNS answer, and what the probe found (no probe without a host). */
-interface Evidence extends TargetEvidence {
+interface Evidence {
+  outcome: ProbeOutcome | null;
+  catchAll: boolean | null;
   dns: MailHostLookup;
   /** ASCII domain the typed one likely slipped from (only for a domain without mail). */
   suggestedDomain?: string | null;

@@ -53,7 +53,7 @@ export function verifierOptions(
     probeTimeoutMs: 5000,
     maxRcptPerSession: 20,
     mxConcurrency: 2,
-    // Pacing has its own test (mx-semaphore.test.ts); here it would only slow the suite.
+    // Pacing would only slow the suite here.
     mxPacingMs: 0,
     ...overrides,
   };

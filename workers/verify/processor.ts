@@ -4,13 +4,14 @@ import { verifierOptionsFrom } from '../../shared/verification/service.js';
 import type { ProcessorFactory } from '../types.js';
 
 /**
- * The verify queue. One verifier per worker process, created here: the per-MX connection cap and pacing live in
- * Redis, and each MX host is probed by one process at a time (host-owner.ts), so any number of these processes
- * probe side by side without exceeding VERIFY_MX_CONCURRENCY connections to one mail host. close() says goodbye
- * to the SMTP sessions it keeps for the next probe of a host.
+ * The verify queue. One verifier per worker process, created here. Its requests reach each MX host through that
+ * host's job in the verify-hosts queue (shared/verification/host-dispatch.ts), and the verifier serves host jobs
+ * itself, so any number of these processes probe side by side with one process per mail host at a time and never
+ * more than VERIFY_MX_CONCURRENCY connections to it. close() lets its running host jobs answer what they took
+ * and says goodbye to their SMTP sessions.
  *
- * Concurrency is VERIFY_WORKER_CONCURRENCY (32): a job mostly waits on DNS, SMTP replies and MX slots, so many
- * overlap on one core; the per-MX cap, not this number, is what protects the remote servers.
+ * Concurrency is VERIFY_WORKER_CONCURRENCY (32): a job mostly waits on DNS and on its hosts' replies, so many
+ * overlap on one core; host jobs have their own slots, so waiting requests never starve the drainers.
  */
 export const verifyProcessor: ProcessorFactory<'verify'> = (deps) => {
   const log = deps.logger.child({ component: 'verify' });

@@ -1,0 +1,204 @@
+import { randomUUID } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import { verifyHostsQueue } from '../queues/verify-hosts.js';
+import { InvalidPayloadError, validatePayload } from '../queues/producer.js';
+import type { DispatchTimers } from './dispatch-timers.js';
+import { drainHost, type DrainDeps, type DrainReport } from './host-drainer.js';
+import { createHostQueue, hostWakeChannel, type HostLane, type HostWorkItem } from './host-queue.js';
+import { BLOCKING_CONNECTION, createReplyInbox, sendReplies, type HostReply } from './host-replies.js';
+import type { ProbeTarget } from './smtp-probe.js';
+import type { VerifierLogger } from './types.js';
+
+/**
+ * How a host's work reaches the one process probing it. A requester pushes its items to the host's pending work
+ * (host-queue.ts) and adds the host's `drain` job (verify-hosts) with deduplication keepLastIfActive: BullMQ keeps
+ * at most one active and one waiting job per host, so the active job is the host's ownership, its lock (renewed
+ * while the process lives) the failover, and stalled-job recovery the takeover of a killed drainer. The answers
+ * come back on the requester's reply stream (host-replies.ts). A waiting requester adds the job again every
+ * `reAddMs` (a no-op while one exists), so work whose job failed for good is picked up again.
+ */
+
+export interface HostDispatchOptions {
+  redis: Redis;
+  keyPrefix: string;
+  /** BullMQ prefix of the verify-hosts queue (the deployment's QUEUE_PREFIX). */
+  queuePrefix: string;
+  timers: DispatchTimers;
+  /** Host jobs this process drains at once; 0: it only requests (it probes nothing). */
+  drainConcurrency: number;
+  /** The engine's part of draining: sessions, cache reads, probes. */
+  engine: Pick<DrainDeps, 'sessions' | 'cached' | 'probe' | 'lanes' | 'limits'>;
+  logger?: VerifierLogger;
+}
+
+export interface HostRequest {
+  /** Epoch ms after which the requester answers timeout itself; default `timers.replyTimeoutMs` from now. */
+  answerBy?: number;
+  lane: HostLane;
+  maxAgeSec?: number;
+}
+
+export interface HostDispatch {
+  /** The host's answers for the targets of one domain, in order; null for a target not answered in time. */
+  run(
+    host: string,
+    domain: string,
+    targets: ProbeTarget[],
+    request: HostRequest,
+  ): Promise<(HostReply | null)[]>;
+  close(): Promise<void>;
+}
+
+// The most a host job may stall (lock lost: a killed or frozen process) before BullMQ fails it: stalls are how
+// drainers die, and the next attempt takes the dead one's items back, so a stall is not the job's fault.
+const HOST_JOB_MAX_STALLS = 100;
+// How long after a caller's own deadline its unanswered tickets are dropped (the caller has answered by then).
+const EXPIRY_GRACE_MS = 1000;
+
+export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
+  const { timers } = opts;
+  const workTtlMs = timers.replyTimeoutMs + timers.jobLockMs;
+  const hostQueue = createHostQueue({ redis: opts.redis, keyPrefix: opts.keyPrefix, keyTtlMs: workTtlMs });
+  const inbox = createReplyInbox(opts.redis, opts.keyPrefix);
+  const queue = new Queue(verifyHostsQueue.name, {
+    connection: opts.redis,
+    prefix: opts.queuePrefix,
+    defaultJobOptions: verifyHostsQueue.defaultJobOptions,
+  });
+  queue.on('error', (err) => opts.logger?.warn({ err: err.message }, 'verify-hosts queue error'));
+  const addJob = async (host: string): Promise<void> => {
+    await queue.add('drain', { host }, { deduplication: { id: host, keepLastIfActive: true } });
+  };
+
+  const shutdown = new AbortController();
+  // Every lingering lane of every host job listens to it: many listeners are the normal case, not a leak.
+  setMaxListeners(0, shutdown.signal);
+  // Hosts this process waits on (requests per host): their jobs are added again every reAddMs, once per host.
+  const waitingHosts = new Map<string, number>();
+  const reAdd = setInterval(() => {
+    for (const host of waitingHosts.keys())
+      addJob(host).catch((err: Error) =>
+        opts.logger?.warn({ err: err.message, host }, 'host job not re-added'),
+      );
+  }, timers.reAddMs);
+  reAdd.unref();
+
+  // The drainers' own connection: BullMQ's workers need maxRetriesPerRequest: null.
+  const workerConnection = opts.drainConcurrency > 0 ? opts.redis.duplicate(BLOCKING_CONNECTION) : null;
+  workerConnection?.on('error', () => {}); // reconnects by itself; the worker reports what fails
+  const worker = workerConnection
+    ? new Worker(verifyHostsQueue.name, (job: Job) => drain(job), {
+        connection: workerConnection,
+        prefix: opts.queuePrefix,
+        concurrency: opts.drainConcurrency,
+        lockDuration: timers.jobLockMs,
+        stalledInterval: timers.stalledIntervalMs,
+        maxStalledCount: HOST_JOB_MAX_STALLS,
+      })
+    : null;
+  worker?.on('error', (err) => opts.logger?.warn({ err: err.message }, 'verify-hosts worker error'));
+
+  // Lingering host jobs wait for the next push to their host: one subscriber per verifier that drains.
+  const pushListeners = new Map<string, Set<() => void>>();
+  const subscriber = workerConnection ? opts.redis.duplicate(BLOCKING_CONNECTION) : null;
+  subscriber?.on('error', () => {}); // reconnects and resubscribes by itself; meanwhile lingers end by time
+  subscriber?.on('message', (_channel: string, host: string) => {
+    for (const listener of pushListeners.get(host) ?? []) listener();
+  });
+  void subscriber?.subscribe(hostWakeChannel(opts.keyPrefix)).catch(() => {});
+
+  function nextPush(host: string): { promise: Promise<void>; cancel(): void } {
+    let listener = (): void => {};
+    const promise = new Promise<void>((resolve) => (listener = resolve));
+    const listeners = pushListeners.get(host) ?? new Set();
+    pushListeners.set(host, listeners.add(listener));
+    return {
+      promise,
+      cancel() {
+        listeners.delete(listener);
+        if (listeners.size === 0 && pushListeners.get(host) === listeners) pushListeners.delete(host);
+      },
+    };
+  }
+
+  async function drain(job: Job): Promise<DrainReport> {
+    try {
+      validatePayload('verify-hosts', job.name, job.data);
+    } catch (err) {
+      if (err instanceof InvalidPayloadError) throw new UnrecoverableError(err.message);
+      throw err;
+    }
+    const { host } = job.data as { host: string };
+    const report = await drainHost(host, {
+      ...opts.engine,
+      queue: hostQueue,
+      lingerMs: timers.sessionLingerMs,
+      nextPush,
+      send: (replies) => sendReplies(opts.redis, replies, workTtlMs),
+      signal: shutdown.signal,
+    });
+    if (report.restored > 0)
+      opts.logger?.info({ host, ...report }, 'host drained, with the items of a dead attempt');
+    else opts.logger?.debug({ host, ...report }, 'host drained');
+    return report;
+  }
+
+  async function run(
+    host: string,
+    domain: string,
+    targets: ProbeTarget[],
+    request: HostRequest,
+  ): Promise<(HostReply | null)[]> {
+    const answerBy = request.answerBy ?? Date.now() + timers.replyTimeoutMs;
+    const items: HostWorkItem[] = targets.map((t) => ({
+      ticket: randomUUID(),
+      replyTo: inbox.address,
+      domain,
+      address: t.address,
+      smtputf8: t.smtputf8,
+      answerBy,
+      ...(request.maxAgeSec === undefined ? {} : { maxAgeSec: request.maxAgeSec }),
+    }));
+    const tickets = items.map((i) => i.ticket);
+    const replies = inbox.expect(tickets);
+    // A caller with a deadline of its own answers timeout at answerBy itself; this only lets go of the waiters.
+    const expiry = setTimeout(
+      () => inbox.expire(tickets),
+      Math.max(0, answerBy - Date.now()) + (request.answerBy === undefined ? 0 : EXPIRY_GRACE_MS),
+    );
+    let waiting = false;
+    try {
+      await hostQueue.push(host, request.lane, items);
+      await addJob(host);
+      waitingHosts.set(host, (waitingHosts.get(host) ?? 0) + 1);
+      waiting = true;
+      return await Promise.all(replies);
+    } catch (err) {
+      inbox.expire(tickets);
+      throw err;
+    } finally {
+      clearTimeout(expiry);
+      if (waiting) {
+        const left = waitingHosts.get(host)! - 1;
+        if (left > 0) waitingHosts.set(host, left);
+        else waitingHosts.delete(host);
+      }
+    }
+  }
+
+  return {
+    run,
+    async close() {
+      // Running host jobs finish what they took and stop taking more; the requests still waiting get null.
+      shutdown.abort();
+      clearInterval(reAdd);
+      await worker?.close();
+      workerConnection?.disconnect();
+      subscriber?.disconnect();
+      await inbox.close();
+      await queue.close();
+    },
+  };
+}

@@ -1,0 +1,149 @@
+import type { HostQueue, HostWorkItem, TakenItem, TakeLimits } from './host-queue.js';
+import { type AddressedReply, type HostReply } from './host-replies.js';
+import type { SessionPool } from './host-sessions.js';
+import type { ProbeTarget } from './smtp-probe.js';
+import type { VerificationResult } from './types.js';
+
+/**
+ * The processor of one host job (verify-hosts): the one place in the cluster that probes the host while the job
+ * runs. It puts a dead attempt's in-flight items back, then runs `lanes` loops (VERIFY_MX_CONCURRENCY), each
+ * taking a share of the host's pending work and probing it domain by domain over the job's pooled sessions. A lane
+ * that finds nothing waits up to `lingerMs` for the next push to the host, keeping the sessions open for work that
+ * is on its way; when every lane has lingered in vain the job completes and closes its sessions.
+ */
+
+export interface DrainDeps {
+  queue: HostQueue;
+  limits: Omit<TakeLimits, 'lanes'>;
+  lanes: number;
+  lingerMs: number;
+  /** Settles when work is next pushed for the host (host-queue.ts announces each push); cancel() stops listening. */
+  nextPush(host: string): { promise: Promise<void>; cancel(): void };
+  /** A fresh per-job session pool. */
+  sessions(): SessionPool;
+  /** Verdicts kept in the result cache young enough for `maxAgeSec`, by address. */
+  cached(addresses: string[], maxAgeSec: number | undefined): Promise<Map<string, VerificationResult>>;
+  /** Probes distinct addresses of one domain over the pool: one evidence per target, in order. */
+  probe(domain: string, targets: ProbeTarget[], pool: SessionPool): Promise<HostReply[]>;
+  send(replies: AddressedReply[]): Promise<void>;
+  /** Stops the job early (the process is shutting down). */
+  signal: AbortSignal;
+}
+
+export interface DrainReport {
+  /** Items answered (probed or from the cache). */
+  answered: number;
+  /** Items dropped because their requester had stopped waiting. */
+  expired: number;
+  /** In-flight items of a dead attempt put back at the start. */
+  restored: number;
+}
+
+export async function drainHost(host: string, deps: DrainDeps): Promise<DrainReport> {
+  const report: DrainReport = { answered: 0, expired: 0, restored: await deps.queue.restore(host) };
+  // A job added while the previous one was lingering finds its work already done.
+  if ((await deps.queue.waiting(host)) === 0) return report;
+  const pool = deps.sessions();
+  const limits = { ...deps.limits, lanes: deps.lanes };
+  // Probes under way in this job, by address.
+  const probing = new Map<string, Promise<HostReply>>();
+
+  async function lane(): Promise<void> {
+    let idleSince = Date.now();
+    while (!deps.signal.aborted) {
+      // Listening before looking: a push between the look and the wait still wakes this lane.
+      const pushed = deps.nextPush(host);
+      const taken = await deps.queue.take(host, limits);
+      if (taken.length === 0) {
+        const left = deps.lingerMs - (Date.now() - idleSince);
+        if (left <= 0) {
+          pushed.cancel();
+          return;
+        }
+        await Promise.race([pushed.promise, sleep(left, deps.signal)]);
+        pushed.cancel();
+        continue;
+      }
+      pushed.cancel();
+      await serve(taken);
+      idleSince = Date.now();
+    }
+  }
+
+  async function serve(taken: TakenItem[]): Promise<void> {
+    const now = Date.now();
+    const live = taken.filter((t) => t.item.answerBy > now);
+    report.expired += taken.length - live.length;
+    const replies: AddressedReply[] = [];
+    const answer = (item: HostWorkItem, reply: HostReply): void => {
+      replies.push({ replyTo: item.replyTo, ticket: item.ticket, reply });
+    };
+    // A requester re-run after a crash asks again for what may have been answered and stored meanwhile.
+    const toProbe: HostWorkItem[] = [];
+    for (const [maxAgeSec, items] of groupBy(live, (t) => t.item.maxAgeSec)) {
+      const kept = await deps.cached(
+        items.map((t) => t.item.address),
+        maxAgeSec,
+      );
+      for (const { item } of items) {
+        const result = kept.get(item.address);
+        if (result) answer(item, { kind: 'cached', result });
+        else toProbe.push(item);
+      }
+    }
+    for (const [domain, items] of groupBy(toProbe, (i) => i.domain)) {
+      // An address another lane is probing (asked by two requests, or by a re-run requester) joins that probe.
+      const fresh = [...new Map(items.map((i) => [i.address, i])).values()].filter(
+        (i) => !probing.has(i.address),
+      );
+      if (fresh.length > 0) {
+        const evidence = deps.probe(
+          domain,
+          fresh.map((i) => ({ address: i.address, smtputf8: i.smtputf8 })),
+          pool,
+        );
+        fresh.forEach((item, k) => {
+          const one = evidence.then((all) => all[k]!);
+          one.catch(() => {}); // the lane awaiting it below reports the failure
+          probing.set(item.address, one);
+          void one.finally(() => probing.delete(item.address)).catch(() => {});
+        });
+      }
+      const found = await Promise.all(items.map((i) => probing.get(i.address)!));
+      items.forEach((item, k) => answer(item, found[k]!));
+    }
+    await deps.send(replies);
+    report.answered += replies.length;
+    await deps.queue.done(host, taken);
+  }
+
+  try {
+    await Promise.all(Array.from({ length: Math.max(1, deps.lanes) }, lane));
+  } finally {
+    await pool.close();
+  }
+  return report;
+}
+
+function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
+  const groups = new Map<K, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = groups.get(k) ?? [];
+    list.push(item);
+    groups.set(k, list);
+  }
+  return groups;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,258 @@
+import { Queue } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createHostQueue, type HostWorkItem } from '../../shared/verification/host-queue.js';
+import type { VerifierOptions } from '../../shared/verification/types.js';
+import { createVerifier, type Verifier } from '../../shared/verification/verifier.js';
+import { mailDomain, startDnsServer, type DnsServer, type Zone } from '../support/dns-server.js';
+import { startProcess, type RunningProcess } from '../support/processes.js';
+import { startSlowSmtp, type SlowSmtpWorld } from '../verify-service/slow-smtp.js';
+import { testRedis, worldOptions } from './helpers.js';
+
+// The dispatch of a host's work to the one process draining it (host jobs of verify-hosts, BullMQ deduplication
+// keepLastIfActive): the pending work per host in Redis, the per-MX cap across real drainer processes, shared
+// connections and one catch-all probe per domain across concurrent requests, synchronous work first, and a
+// SIGKILLed drainer's in-flight items taken over by stalled-job recovery.
+
+const store = testRedis('host-dispatch');
+const CATCH_ALL_PROBE = /^[a-z0-9]{18}@/;
+// Six MX hosts for the cap test, one shared MX for the sharing tests, one that freezes for the kill test.
+const CAP_HOSTS = Array.from({ length: 6 }, (_, h) => `127.0.7.${h + 1}`);
+const SHARED = '127.0.7.20';
+const ORDER = '127.0.7.21';
+const FREEZE = '127.0.7.22';
+
+let dns: DnsServer;
+let smtp: SlowSmtpWorld;
+// Its own world: every host's first connection there goes silent after its first RCPT.
+let frozen: SlowSmtpWorld;
+const rcpts: { host: string; address: string }[] = [];
+let firstFrozenRcpt: () => void;
+const frozenRcptSeen = new Promise<void>((resolve) => (firstFrozenRcpt = resolve));
+const processes: RunningProcess[] = [];
+const options = (extra: Partial<VerifierOptions> = {}): VerifierOptions =>
+  worldOptions(store, dns.endpoint, smtp.port, { probeTimeoutMs: 30_000, smtpTimeoutMs: 30_000, ...extra });
+
+beforeAll(async () => {
+  const accepts = (a: string) => !/^(nobody|[a-z0-9]{18})@/.test(a);
+  smtp = await startSlowSmtp([...CAP_HOSTS, SHARED, ORDER], {
+    delayMs: 50,
+    accepts,
+    onRcpt: (address, host) => rcpts.push({ host, address }),
+  });
+  frozen = await startSlowSmtp([FREEZE], {
+    delayMs: 50,
+    accepts,
+    onRcpt: () => firstFrozenRcpt(),
+    freezeAfterFirstRcpt: (connection) => connection === 1,
+  });
+  const zone: Zone = {};
+  CAP_HOSTS.forEach((ip, h) => Object.assign(zone, mailDomain(`cap${h}.test`, ip)));
+  Object.assign(zone, mailDomain('one.shared.test', SHARED), mailDomain('order.test', ORDER));
+  Object.assign(zone, mailDomain('freeze.test', FREEZE));
+  // A second domain on the shared MX host.
+  zone['two.shared.test'] = zone['one.shared.test']!;
+  dns = await startDnsServer(zone);
+});
+
+afterAll(async () => {
+  await Promise.all(processes.map((p) => p.stop('SIGKILL')));
+  await smtp?.close();
+  await frozen?.close();
+  await dns?.close();
+  await store.cleanup();
+});
+
+/** A real drainer process serving the host jobs of `opts`' queue. */
+async function startDrainer(opts: VerifierOptions): Promise<RunningProcess> {
+  const { redis: _redis, logger: _logger, ...rest } = opts;
+  const child = startProcess('test/verification/fixtures/drainer.ts', [JSON.stringify(rest)], {});
+  processes.push(child);
+  await child.waitFor(/drainer ready/, 60_000);
+  return child;
+}
+
+const addresses = (domain: string, n: number, from = 0) =>
+  Array.from({ length: n }, (_, i) => `user${from + i}@${domain}`);
+
+describe('pending work per host (host-queue.ts)', () => {
+  const item = (address: string): HostWorkItem => ({
+    ticket: address,
+    replyTo: 'nobody',
+    domain: 'example.test',
+    address,
+    smtputf8: false,
+    answerBy: Date.now() + 60_000,
+  });
+
+  it('hands out synchronous work before list work, in shares, and takes a dead attempt’s items back', async () => {
+    const queue = createHostQueue({ redis: store.redis, keyPrefix: `${store.prefix}q:`, keyTtlMs: 60_000 });
+    await queue.push('mx.test', 'list', ['l1', 'l2', 'l3'].map(item));
+    await queue.push('mx.test', 'sync', ['s1', 's2'].map(item));
+    expect(await queue.waiting('mx.test')).toBe(5);
+
+    // Five waiting, two lanes: a share of three (at least minBatch 1, at most maxBatch 3).
+    const first = await queue.take('mx.test', { maxBatch: 3, minBatch: 1, lanes: 2 });
+    expect(first.map((t) => t.item.address)).toEqual(['s1', 's2', 'l1']);
+    const second = await queue.take('mx.test', { maxBatch: 3, minBatch: 1, lanes: 2 });
+    expect(second.map((t) => t.item.address)).toEqual(['l2']);
+    await queue.done('mx.test', second);
+
+    // The attempt dies with s1, s2, l1 in flight: the next one starts with them, in order, before l3.
+    expect(await queue.restore('mx.test')).toBe(3);
+    const next = await queue.take('mx.test', { maxBatch: 10, minBatch: 1, lanes: 1 });
+    expect(next.map((t) => t.item.address)).toEqual(['s1', 's2', 'l1', 'l3']);
+    await queue.done('mx.test', next);
+    expect(await queue.restore('mx.test')).toBe(0);
+    expect(await queue.waiting('mx.test')).toBe(0);
+  });
+});
+
+describe('one host job per MX host', () => {
+  it('never opens more than mxConcurrency connections to a host across three drainer processes', async () => {
+    // Two host jobs per drainer at most: six hosts busy at once need all three processes.
+    const shared = options({ mxConcurrency: 2, drainConcurrency: 2 });
+    const drainers = await Promise.all([1, 2, 3].map(() => startDrainer(shared)));
+    const requester = createVerifier({ ...shared, drainConcurrency: 0 });
+    try {
+      // Per host, 8 concurrent requests of 10 addresses: 81 RCPTs, at least 5 sessions at 20 each.
+      const requests = CAP_HOSTS.flatMap((_, h) =>
+        Array.from({ length: 8 }, (_, r) =>
+          requester.verifyDomainGroup(addresses(`cap${h}.test`, 10, r * 10), Date.now() + 60_000),
+        ),
+      );
+      const results = (await Promise.all(requests)).flat();
+      expect(results).toHaveLength(480);
+      expect(results.filter((r) => r.status !== 'valid')).toEqual([]);
+      for (const host of CAP_HOSTS) {
+        const stats = smtp.stats.get(host)!;
+        expect(stats.connections).toBeGreaterThanOrEqual(5);
+        expect(stats.maxOpen).toBeLessThanOrEqual(2);
+      }
+      // Every drainer completes a host job once its linger is over.
+      await vi.waitFor(
+        () => expect(drainers.filter((d) => /host drained/.test(d.stdout()))).toHaveLength(3),
+        {
+          timeout: 10_000,
+        },
+      );
+    } finally {
+      await requester.close();
+      await Promise.all(drainers.map((d) => d.stop('SIGTERM')));
+    }
+  }, 120_000);
+});
+
+describe('concurrent requests of one host', () => {
+  let a: Verifier;
+  let b: Verifier;
+  afterAll(async () => Promise.all([a?.close(), b?.close()]));
+
+  it('share its connections and the catch-all probe of each domain', async () => {
+    const opts = options({ mxConcurrency: 2 });
+    // Two verifiers stand for two workers: both drain, both request.
+    a = createVerifier(opts);
+    b = createVerifier(opts);
+    const before = smtp.stats.get(SHARED)!.connections;
+    // Eight requests of three addresses over two domains of one MX: 24 RCPTs plus one catch-all probe per domain.
+    const requests = Array.from({ length: 8 }, (_, r) =>
+      (r % 2 ? a : b).verifyDomainGroup(
+        addresses(r < 4 ? 'one.shared.test' : 'two.shared.test', 3, r * 3),
+        Date.now() + 30_000,
+      ),
+    );
+    const results = (await Promise.all(requests)).flat();
+    expect(results.filter((r) => r.status !== 'valid')).toEqual([]);
+    const probes = rcpts.filter((r) => r.host === SHARED && CATCH_ALL_PROBE.test(r.address));
+    expect(probes.map((p) => p.address.split('@')[1]).sort()).toEqual(['one.shared.test', 'two.shared.test']);
+    // One connection per request would be eight; two sessions carry 40 RCPTs.
+    expect(smtp.stats.get(SHARED)!.connections - before).toBeLessThanOrEqual(3);
+    expect(smtp.stats.get(SHARED)!.maxOpen).toBeLessThanOrEqual(2);
+  }, 60_000);
+});
+
+describe('synchronous work before list work', () => {
+  it('probes the waiting synchronous addresses before the list addresses queued earlier', async () => {
+    const opts = options({ mxConcurrency: 1 });
+    const requester = createVerifier({ ...opts, drainConcurrency: 0 });
+    const list = addresses('order.test', 12, 0);
+    const sync = addresses('order.test', 3, 100);
+    // No drainer yet: both wait at the host, the list's first.
+    const listDone = requester.verifyDomainGroup(list);
+    const waitFor = async (lane: string, n: number) => {
+      const key = `${opts.keyPrefix}host-work:mx.order.test:${lane}`;
+      while ((await store.redis.llen(key)) < n) await new Promise((resolve) => setTimeout(resolve, 20));
+    };
+    await waitFor('list', list.length);
+    const syncDone = requester.verifyDomainGroup(sync, Date.now() + 30_000);
+    await waitFor('sync', sync.length);
+    const drainer = createVerifier(opts);
+    try {
+      await Promise.all([listDone, syncDone]);
+      const order = rcpts
+        .filter((r) => r.host === ORDER && !CATCH_ALL_PROBE.test(r.address))
+        .map((r) => r.address);
+      expect(order.slice(0, 3).sort()).toEqual([...sync].sort());
+      expect(order.slice(3).sort()).toEqual([...list].sort());
+    } finally {
+      await requester.close();
+      await drainer.close();
+    }
+  }, 60_000);
+});
+
+describe('a host job lost', () => {
+  it('is added again by the requester still waiting for it', async () => {
+    const opts = options({ failoverMs: 1000 });
+    const requester = createVerifier({ ...opts, drainConcurrency: 0 });
+    const queue = new Queue('verify-hosts', {
+      connection: store.redis,
+      prefix: opts.keyPrefix.replace(/:+$/, ''),
+    });
+    try {
+      const answer = requester.verifyDomainGroup(['ann@order.test'], Date.now() + 30_000);
+      // No drainer yet: the job waits; an operator (or a lost Redis write) removes it.
+      let jobs: Awaited<ReturnType<typeof queue.getWaiting>> = [];
+      await vi.waitFor(async () => expect((jobs = await queue.getWaiting())).toHaveLength(1));
+      await jobs[0]!.remove();
+      expect(await queue.getWaiting()).toHaveLength(0);
+      // Within a failover period the requester has added it again, and a drainer that starts now serves it.
+      await vi.waitFor(async () => expect(await queue.getWaiting()).toHaveLength(1), { timeout: 5000 });
+      const drainer = createVerifier(opts);
+      try {
+        expect((await answer)[0]!.status).toBe('valid');
+      } finally {
+        await drainer.close();
+      }
+    } finally {
+      await requester.close();
+      await queue.close();
+    }
+  }, 60_000);
+});
+
+describe('a drainer SIGKILLed mid-probe', () => {
+  it('loses nothing: the host job is taken over and its in-flight items are probed again', async () => {
+    // The default failover (5 s lock, 2.5 s stalled check).
+    const opts = options({ mxConcurrency: 1, smtpPort: frozen.port });
+    const requester = createVerifier({ ...opts, drainConcurrency: 0 });
+    const first = await startDrainer(opts);
+    const emails = ['ann@freeze.test', 'ben@freeze.test', 'nobody@freeze.test'];
+    const answer = requester.verifyDomainGroup(emails, Date.now() + 60_000);
+    await frozenRcptSeen; // the first drainer's session froze after the catch-all probe
+    const second = await startDrainer(opts);
+    expect(frozen.stats.get(FREEZE)!.connections).toBe(1);
+    first.child.kill('SIGKILL');
+    await first.exited;
+    try {
+      const results = await answer;
+      expect(results.map((r) => r.status)).toEqual(['valid', 'valid', 'invalid']);
+      expect(results[2]!.reason).toBe('mailbox_not_found');
+      expect(frozen.stats.get(FREEZE)!.connections).toBe(2);
+      // The second drainer's attempt started by taking the dead one's items back.
+      await vi.waitFor(() => expect(second.stdout()).toMatch(/"restored":3/), { timeout: 10_000 });
+    } finally {
+      await requester.close();
+      await second.stop('SIGTERM');
+    }
+  }, 120_000);
+});
