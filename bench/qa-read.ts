@@ -168,6 +168,8 @@ async function main() {
           RATE_LIMIT_ENABLED: 'false',
           LOG_LEVEL: 'warn',
           NODE_ENV: 'production',
+          // Production refuses to start without one; a bench's own, never used for anything it signs.
+          APP_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
           ...(cacheTtl === undefined ? {} : { QA_READ_CACHE_TTL_MS: cacheTtl }),
         },
         { port, readyPath: '/api/categories' },
