@@ -20,6 +20,7 @@ import { migrateDatabase } from '../shared/db/migrate.js';
 import { seedDatabase } from '../shared/demo/seed.js';
 import { COMMON_WORD, RARE_WORD } from '../shared/demo/topics.js';
 import type autocannon from 'autocannon';
+import { cpuSecondsByRole, cpuSnapshot } from './lib/cpu.js';
 import { runLoad, runRequests, type LoadResult } from './lib/load.js';
 import { benchDatabaseUrl, recreateDatabase } from './lib/postgres.js';
 import { freePort, startServer, type BenchServer } from './lib/processes.js';
@@ -114,16 +115,43 @@ interface Case {
   path: string | 'distinct-pages';
 }
 
-async function measure(server: BenchServer, c: Case): Promise<LoadResult & { hitShare?: number }> {
-  if (c.path !== 'distinct-pages')
-    return runLoad(`${server.url}${c.path}`, { connections: CONNECTIONS, durationSeconds: DURATION_S });
-  const pages = distinctPages();
-  const result = await runRequests(server.url, {
-    connections: CONNECTIONS,
-    durationSeconds: DURATION_S,
-    requests: pages.requests,
-  });
-  return { ...result, hitShare: pages.responses() > 0 ? pages.hits() / pages.responses() : 0 };
+type Measured = LoadResult & { hitShare?: number; serviceCpuMs: number; postgresCpuMs: number };
+
+/**
+ * One run against one server, with the CPU milliseconds per request of that server's process and of PostgreSQL
+ * (every postgres process: the backends serving it) over the run (issue 19 item 9).
+ */
+async function measure(server: BenchServer, c: Case): Promise<Measured> {
+  const before = cpuSnapshot();
+  let result: LoadResult & { hitShare?: number };
+  if (c.path !== 'distinct-pages') {
+    result = await runLoad(`${server.url}${c.path}`, {
+      connections: CONNECTIONS,
+      durationSeconds: DURATION_S,
+    });
+  } else {
+    const pages = distinctPages();
+    result = {
+      ...(await runRequests(server.url, {
+        connections: CONNECTIONS,
+        durationSeconds: DURATION_S,
+        requests: pages.requests,
+      })),
+      hitShare: pages.responses() > 0 ? pages.hits() / pages.responses() : 0,
+    };
+  }
+  const used = cpuSecondsByRole(before, cpuSnapshot(), (cmdline, pid) =>
+    // tsx runs the script in a child node process: the server is known by its script; the servers not under load
+    // in this run are idle.
+    pid === server.child.pid || cmdline.includes('bin/start.ts') || cmdline.includes('qa-read-baseline')
+      ? 'service'
+      : cmdline.startsWith('postgres')
+        ? 'postgres'
+        : undefined,
+  );
+  const perRequest = (role: string) =>
+    result.requests > 0 ? Math.round(((used.get(role) ?? 0) * 1000 * 100) / result.requests) / 100 : 0;
+  return { ...result, serviceCpuMs: perRequest('service'), postgresCpuMs: perRequest('postgres') };
 }
 
 async function main() {
@@ -224,6 +252,7 @@ async function main() {
         b.p50,
         b.p99,
         ratio,
+        `${off.serviceCpuMs} / ${off.postgresCpuMs}`,
       ]);
       if (on.hitShare !== undefined)
         notes.push(
@@ -267,6 +296,7 @@ async function main() {
             'p50 ms',
             'p99 ms',
             'off ÷ baseline',
+            'cache off: CPU ms/req service / PostgreSQL',
           ],
           rows,
         ),
