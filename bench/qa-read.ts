@@ -6,9 +6,9 @@
  * so the "cache on" figures of the fixed-URL rows are hit figures; the last row requests distinct pages in turn to
  * measure the miss path.
  *
- *   npx tsx bench/qa-read.ts [--questions 100000] [--duration 10] [--connections 64] [--reuse]
+ *   npx tsx bench/qa-read.ts [--questions 100000] [--duration 10] [--connections 64] [--reuse] [--database agora_bench]
  *
- * `--reuse` keeps an already seeded agora_bench database. Needs PostgreSQL (BENCH_POSTGRES_URL, default
+ * `--reuse` keeps an already seeded database (agora_bench unless `--database` names another). Needs PostgreSQL (BENCH_POSTGRES_URL, default
  * postgres://postgres@127.0.0.1:5432/postgres) and Redis (BENCH_REDIS_URL); loopback only. Prints a markdown
  * section for docs/benchmarks.md.
  */
@@ -32,12 +32,13 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '64' },
     reuse: { type: 'boolean', default: false },
+    database: { type: 'string', default: 'agora_bench' },
   },
 });
 const QUESTIONS = Math.min(Math.max(Number(values.questions), 100), 1_000_000);
 const DURATION_S = Math.min(Math.max(Number(values.duration), 1), 60);
 const CONNECTIONS = Math.min(Math.max(Number(values.connections), 1), 1024);
-const DATABASE = 'agora_bench';
+const DATABASE = /^[a-z0-9_]+$/.test(values.database) ? values.database : 'agora_bench';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
