@@ -20,7 +20,7 @@ import { migrateDatabase } from '../shared/db/migrate.js';
 import { seedDatabase } from '../shared/demo/seed.js';
 import { COMMON_WORD, RARE_WORD } from '../shared/demo/topics.js';
 import type autocannon from 'autocannon';
-import { cpuSecondsByRole, cpuSnapshot } from './lib/cpu.js';
+import { cpuSecondsByRole, cpuSnapshot, isBackendOf, processTree } from './lib/cpu.js';
 import { runLoad, runRequests, type LoadResult } from './lib/load.js';
 import { benchDatabaseUrl, recreateDatabase } from './lib/postgres.js';
 import { freePort, startServer, type BenchServer } from './lib/processes.js';
@@ -119,8 +119,8 @@ interface Case {
 type Measured = LoadResult & { hitShare?: number; serviceCpuMs: number; postgresCpuMs: number };
 
 /**
- * One run against one server, with the CPU milliseconds per request of that server's process and of PostgreSQL
- * (every postgres process: the backends serving it) over the run (issue 19 item 9).
+ * One run against one server, with the CPU milliseconds per request of that server's processes and of the
+ * PostgreSQL backends of the bench database over the run (issue 19 item 9).
  */
 async function measure(server: BenchServer, c: Case): Promise<Measured> {
   const before = cpuSnapshot();
@@ -141,14 +141,9 @@ async function measure(server: BenchServer, c: Case): Promise<Measured> {
       hitShare: pages.responses() > 0 ? pages.hits() / pages.responses() : 0,
     };
   }
+  const service = processTree(server.child.pid!);
   const used = cpuSecondsByRole(before, cpuSnapshot(), (cmdline, pid) =>
-    // tsx runs the script in a child node process: the server is known by its script; the servers not under load
-    // in this run are idle.
-    pid === server.child.pid || cmdline.includes('bin/start.ts') || cmdline.includes('qa-read-baseline')
-      ? 'service'
-      : cmdline.startsWith('postgres')
-        ? 'postgres'
-        : undefined,
+    service.has(pid) ? 'service' : isBackendOf(cmdline, DATABASE) ? 'postgres' : undefined,
   );
   const perRequest = (role: string) =>
     result.requests > 0 ? Math.round(((used.get(role) ?? 0) * 1000 * 100) / result.requests) / 100 : 0;

@@ -20,7 +20,7 @@ import { migrateDatabase } from '../shared/db/migrate.js';
 import { seedDatabase } from '../shared/demo/seed.js';
 import { COMMON_WORD, RARE_WORD } from '../shared/demo/topics.js';
 import { parseBenchArgs } from './lib/args.js';
-import { cpuSecondsByRole, cpuSnapshot } from './lib/cpu.js';
+import { cpuSecondsByRole, cpuSnapshot, isBackendOf, processTree } from './lib/cpu.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { benchDatabaseUrl, recreateDatabase } from './lib/postgres.js';
 import { freePort, ROOT, startServer, type BenchServer } from './lib/processes.js';
@@ -93,12 +93,9 @@ async function measure(server: BenchServer, path: string): Promise<Measured> {
     connections: args.connections,
     durationSeconds: args.duration,
   });
+  const service = processTree(server.child.pid!);
   const used = cpuSecondsByRole(before, cpuSnapshot(), (cmdline, pid) =>
-    pid === server.child.pid || cmdline.includes('bin/start.ts')
-      ? 'service'
-      : cmdline.startsWith('postgres')
-        ? 'postgres'
-        : undefined,
+    service.has(pid) ? 'service' : isBackendOf(cmdline, args.database) ? 'postgres' : undefined,
   );
   const perRequest = (role: string) =>
     result.requests > 0 ? Math.round(((used.get(role) ?? 0) * 1000 * 100) / result.requests) / 100 : 0;
