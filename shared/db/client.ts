@@ -75,7 +75,13 @@ async function openPostgres(
     onnotice: () => {},
     connect_timeout: 10,
     idle_timeout: 60,
-    connection: statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {},
+    connection: {
+      ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}),
+      // Named prepared statements (shared/db/prepared.ts) are planned for each call's values, never with a generic
+      // plan: a search's best plan depends on how common its words are, and a generic plan chosen after a run of
+      // common words walks the whole table for a rare one. They still skip parsing.
+      plan_cache_mode: 'force_custom_plan',
+    },
     // Count and id columns are bigint in aggregates; our values fit in a double.
     types: {
       bigint: { to: 20, from: [20], serialize: (v: number) => String(v), parse: (v: string) => Number(v) },

@@ -104,6 +104,15 @@ describe('search statements', () => {
       );
       // One per variant of kinds (questions only; questions and answers), not one per search text.
       expect(prepared).toHaveLength(2);
+      // Planned for each word, never with a generic plan: after many searches for a common word, a rare one must
+      // still get the plan that suits it (the GIN index), not the common word's walk of the whole table.
+      for (let i = 0; i < 8; i++) await search.search({ q: 'kettle', type: 'questions', page: 1, limit: 20 });
+      await search.search({ q: 'burner', type: 'questions', page: 1, limit: 20 });
+      const [plans] = await database.query<{ generic: number; custom: number }>(
+        sql`SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements
+            WHERE statement LIKE 'WITH hits AS%' ORDER BY custom_plans DESC LIMIT 1`,
+      );
+      expect(plans).toEqual({ generic: 0, custom: 13 });
     } finally {
       await database.close();
     }
