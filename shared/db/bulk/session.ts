@@ -44,6 +44,13 @@ interface PgliteClient {
   ): Promise<T>;
 }
 
+/**
+ * The embedded database's socket (client.ts) reaches PGlite, which serves no COPY from a client: loaders insert
+ * there. postgres.js keeps the unix socket's path in its options.
+ */
+const viaEmbeddedSocket = (client: unknown): boolean =>
+  Boolean((client as { options?: { path?: unknown } }).options?.path);
+
 export async function runBulk<T>(
   database: Database,
   options: BulkOptions,
@@ -67,14 +74,16 @@ export async function runBulk<T>(
       return prepare({
         query: <R>(text: string, params?: string[]) =>
           serial(async () => (await tx.unsafe(text, params ?? [])) as R[]),
-        copy: (table, columns, text) =>
-          serial(async () => {
-            const names = columns.map((c) => `"${c.replace(/"/g, '""')}"`).join(', ');
-            const target = await tx
-              .unsafe(`COPY "${table.replace(/"/g, '""')}" (${names}) FROM STDIN`)
-              .writable();
-            await pipeline(Readable.from([text]), target);
-          }),
+        copy: viaEmbeddedSocket(client)
+          ? undefined
+          : (table, columns, text) =>
+              serial(async () => {
+                const names = columns.map((c) => `"${c.replace(/"/g, '""')}"`).join(', ');
+                const target = await tx
+                  .unsafe(`COPY "${table.replace(/"/g, '""')}" (${names}) FROM STDIN`)
+                  .writable();
+                await pipeline(Readable.from([text]), target);
+              }),
         progress: options.progress,
       });
     });
