@@ -30,12 +30,15 @@ export async function seedDatabase(
           );
         }
       }
-      const indexes = await dropSecondaryIndexes(session, QA_TABLES);
-      // The generator writes question_tags' sort keys itself: no lookup per row (the trigger is enabled again
-      // below, or by the rollback).
-      await session.query('ALTER TABLE question_tags DISABLE TRIGGER question_tags_sort_keys');
+      // On a PostgreSQL server (COPY available): indexes built after the rows, and the generator writes
+      // question_tags' sort keys itself, with no lookup per row (the trigger is enabled again below, or by the
+      // rollback). The embedded database (small by design) keeps the plain path.
+      const bulk = session.copy !== undefined;
+      const indexes = bulk ? await dropSecondaryIndexes(session, QA_TABLES) : [];
+      if (bulk) await session.query('ALTER TABLE question_tags DISABLE TRIGGER question_tags_sort_keys');
       const generated = await generateDemo(session, options);
-      await session.query('ALTER TABLE question_tags ENABLE ALWAYS TRIGGER question_tags_sort_keys');
+      if (bulk)
+        await session.query('ALTER TABLE question_tags ENABLE ALWAYS TRIGGER question_tags_sort_keys');
       await createIndexes(session, indexes);
       await syncSequences(session);
       // After the indexes: recount's per-user counts look authors up by index.

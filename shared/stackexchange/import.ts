@@ -39,9 +39,10 @@ export async function importStackExchange(
           'run with --reset to empty the Q&A tables first (this also deletes API keys and polls)',
       );
     }
-    // Into empty tables (a first import, or --reset) the secondary indexes are built once after the rows; a
-    // re-import into a filled database keeps them, as it updates rows that are already indexed.
-    const empty = Object.values(await countQaRows(session)).every((n) => n === 0);
+    // Into empty tables (a first import, or --reset) on a PostgreSQL server the secondary indexes are built once
+    // after the rows; a re-import into a filled database keeps them, as it updates rows that are already indexed.
+    const empty =
+      session.copy !== undefined && Object.values(await countQaRows(session)).every((n) => n === 0);
     const indexes = empty ? await dropSecondaryIndexes(session, QA_TABLES) : [];
     const loaded = await loadStaged(session, () => syncSequences(session));
     await createIndexes(session, indexes);
