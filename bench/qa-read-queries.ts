@@ -7,7 +7,7 @@
 import { openDatabase } from '../shared/db/client.js';
 import { answersRepository } from '../shared/db/repositories/answers.js';
 import { questionsRepository } from '../shared/db/repositories/questions.js';
-import { searchRepository } from '../shared/db/repositories/search.js';
+import { searchService } from '../shared/qa/search.js';
 import { tagsRepository } from '../shared/db/repositories/tags.js';
 import { userProfilesRepository } from '../shared/db/repositories/user-profiles.js';
 import { sql } from 'drizzle-orm';
@@ -22,7 +22,7 @@ const questions = questionsRepository(db);
 const answers = answersRepository(db);
 const tags = tagsRepository(db);
 const users = userProfilesRepository(db);
-const search = searchRepository(db);
+const search = searchService(db);
 
 const [popular] = await database.query<{ slug: string; n: number }>(
   sql`SELECT slug, questions_count AS n FROM tags ORDER BY questions_count DESC LIMIT 1`,

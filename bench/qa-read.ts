@@ -6,9 +6,9 @@
  * so the "cache on" figures of the fixed-URL rows are hit figures; the last row requests distinct pages in turn to
  * measure the miss path.
  *
- *   npx tsx bench/qa-read.ts [--questions 100000] [--duration 10] [--connections 64] [--reuse]
+ *   npx tsx bench/qa-read.ts [--questions 100000] [--duration 10] [--connections 64] [--reuse] [--database agora_bench]
  *
- * `--reuse` keeps an already seeded agora_bench database. Needs PostgreSQL (BENCH_POSTGRES_URL, default
+ * `--reuse` keeps an already seeded database (agora_bench unless `--database` names another). Needs PostgreSQL (BENCH_POSTGRES_URL, default
  * postgres://postgres@127.0.0.1:5432/postgres) and Redis (BENCH_REDIS_URL); loopback only. Prints a markdown
  * section for docs/benchmarks.md.
  */
@@ -20,6 +20,7 @@ import { migrateDatabase } from '../shared/db/migrate.js';
 import { seedDatabase } from '../shared/demo/seed.js';
 import { COMMON_WORD, RARE_WORD } from '../shared/demo/topics.js';
 import type autocannon from 'autocannon';
+import { cpuSecondsByRole, cpuSnapshot, isBackendOf, processTree } from './lib/cpu.js';
 import { runLoad, runRequests, type LoadResult } from './lib/load.js';
 import { benchDatabaseUrl, recreateDatabase } from './lib/postgres.js';
 import { freePort, startServer, type BenchServer } from './lib/processes.js';
@@ -31,12 +32,13 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '64' },
     reuse: { type: 'boolean', default: false },
+    database: { type: 'string', default: 'agora_bench' },
   },
 });
 const QUESTIONS = Math.min(Math.max(Number(values.questions), 100), 1_000_000);
 const DURATION_S = Math.min(Math.max(Number(values.duration), 1), 60);
 const CONNECTIONS = Math.min(Math.max(Number(values.connections), 1), 1024);
-const DATABASE = 'agora_bench';
+const DATABASE = /^[a-z0-9_]+$/.test(values.database) ? values.database : 'agora_bench';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -114,16 +116,38 @@ interface Case {
   path: string | 'distinct-pages';
 }
 
-async function measure(server: BenchServer, c: Case): Promise<LoadResult & { hitShare?: number }> {
-  if (c.path !== 'distinct-pages')
-    return runLoad(`${server.url}${c.path}`, { connections: CONNECTIONS, durationSeconds: DURATION_S });
-  const pages = distinctPages();
-  const result = await runRequests(server.url, {
-    connections: CONNECTIONS,
-    durationSeconds: DURATION_S,
-    requests: pages.requests,
-  });
-  return { ...result, hitShare: pages.responses() > 0 ? pages.hits() / pages.responses() : 0 };
+type Measured = LoadResult & { hitShare?: number; serviceCpuMs: number; postgresCpuMs: number };
+
+/**
+ * One run against one server, with the CPU milliseconds per request of that server's processes and of the
+ * PostgreSQL backends of the bench database over the run (issue 19 item 9).
+ */
+async function measure(server: BenchServer, c: Case): Promise<Measured> {
+  const before = cpuSnapshot();
+  let result: LoadResult & { hitShare?: number };
+  if (c.path !== 'distinct-pages') {
+    result = await runLoad(`${server.url}${c.path}`, {
+      connections: CONNECTIONS,
+      durationSeconds: DURATION_S,
+    });
+  } else {
+    const pages = distinctPages();
+    result = {
+      ...(await runRequests(server.url, {
+        connections: CONNECTIONS,
+        durationSeconds: DURATION_S,
+        requests: pages.requests,
+      })),
+      hitShare: pages.responses() > 0 ? pages.hits() / pages.responses() : 0,
+    };
+  }
+  const service = processTree(server.child.pid!);
+  const used = cpuSecondsByRole(before, cpuSnapshot(), (cmdline, pid) =>
+    service.has(pid) ? 'service' : isBackendOf(cmdline, DATABASE) ? 'postgres' : undefined,
+  );
+  const perRequest = (role: string) =>
+    result.requests > 0 ? Math.round(((used.get(role) ?? 0) * 1000 * 100) / result.requests) / 100 : 0;
+  return { ...result, serviceCpuMs: perRequest('service'), postgresCpuMs: perRequest('postgres') };
 }
 
 async function main() {
@@ -168,6 +192,8 @@ async function main() {
           RATE_LIMIT_ENABLED: 'false',
           LOG_LEVEL: 'warn',
           NODE_ENV: 'production',
+          // Production refuses to start without one; a bench's own, never used for anything it signs.
+          APP_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
           ...(cacheTtl === undefined ? {} : { QA_READ_CACHE_TTL_MS: cacheTtl }),
         },
         { port, readyPath: '/api/categories' },
@@ -222,6 +248,7 @@ async function main() {
         b.p50,
         b.p99,
         ratio,
+        `${off.serviceCpuMs} / ${off.postgresCpuMs}`,
       ]);
       if (on.hitShare !== undefined)
         notes.push(
@@ -265,6 +292,7 @@ async function main() {
             'p50 ms',
             'p99 ms',
             'off ÷ baseline',
+            'cache off: CPU ms/req service / PostgreSQL',
           ],
           rows,
         ),

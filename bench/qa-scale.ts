@@ -157,6 +157,8 @@ async function start(url: string): Promise<BenchServer> {
       QA_READ_CACHE_TTL_MS: '0',
       LOG_LEVEL: 'warn',
       NODE_ENV: 'production',
+      // Production refuses to start without one; a bench's own, never used for anything it signs.
+      APP_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
     },
     { port, readyPath: '/api/categories' },
   );

@@ -52,3 +52,39 @@ export function cpuSecondsByRole(
   }
   return byRole;
 }
+
+/** `pid` and every process below it (a tsx launcher runs the script in a child node process), read from /proc. */
+export function processTree(pid: number): Set<number> {
+  const parents = new Map<number, number>();
+  try {
+    for (const name of readdirSync('/proc')) {
+      if (!/^\d+$/.test(name)) continue;
+      try {
+        const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+        parents.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+      } catch {
+        // ended meanwhile
+      }
+    }
+  } catch {
+    return new Set([pid]);
+  }
+  const tree = new Set([pid]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [child, parent] of parents) {
+      if (tree.has(parent) && !tree.has(child)) {
+        tree.add(child);
+        grew = true;
+      }
+    }
+  }
+  return tree;
+}
+
+/**
+ * The PostgreSQL backends serving one database: their command line names it ("postgres: [cluster: ]user database host …"),
+ * so that other databases' work on a shared machine is not counted.
+ */
+export const isBackendOf = (cmdline: string, database: string): boolean =>
+  cmdline.startsWith('postgres: ') && cmdline.split(' ').slice(1, 5).includes(database);

@@ -139,10 +139,11 @@ export async function startServer(
   script: string,
   args: string[],
   env: Record<string, string>,
-  options: { port: number; readyPath?: string; timeoutMs?: number },
+  options: { port: number; readyPath?: string; timeoutMs?: number; cwd?: string },
 ): Promise<BenchServer> {
-  const child = spawn(TSX, [script, ...args], {
-    cwd: ROOT,
+  // `cwd`: another checkout of the project (its own tsx), for benches that compare two versions in one run.
+  const child = spawn(options.cwd ? `${options.cwd}/node_modules/.bin/tsx` : TSX, [script, ...args], {
+    cwd: options.cwd ?? ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

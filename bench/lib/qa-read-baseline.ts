@@ -10,14 +10,14 @@ import { openDatabase } from '../../shared/db/client.js';
 import { answersRepository } from '../../shared/db/repositories/answers.js';
 import { commentsRepository } from '../../shared/db/repositories/comments.js';
 import { questionsRepository, type QuestionListParams } from '../../shared/db/repositories/questions.js';
-import { searchRepository } from '../../shared/db/repositories/search.js';
+import { searchService } from '../../shared/qa/search.js';
 import { questionIncludes } from '../../shared/qa/question-includes.js';
 
 const database = await openDatabase({ databaseUrl: process.env.DATABASE_URL, dataDir: '.data' });
 const questions = questionsRepository(database.db);
 const answers = answersRepository(database.db);
 const comments = commentsRepository(database.db);
-const search = searchRepository(database.db);
+const search = searchService(database.db);
 
 type Query = Record<string, string | undefined>;
 const int = (v: string | undefined, fallback: number) => (v ? Number(v) : fallback);

@@ -91,7 +91,14 @@ async function openPostgres(
     connect_timeout: CONNECT_TIMEOUT_SECONDS,
     idle_timeout: 60,
     backoff: reconnectDelaySeconds,
-    connection: statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {},
+    connection: {
+      ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}),
+      // Named prepared statements (shared/db/prepared.ts) are planned for each call's values, never with a generic
+      // plan: a search's best plan depends on how common its words are, and a generic plan chosen after a run of
+      // common words walks the whole table for a rare one. They still skip parsing. (The embedded database's
+      // socket prepares nothing and gets no extra startup parameter.)
+      ...('url' in target ? { plan_cache_mode: 'force_custom_plan' } : {}),
+    },
     // Count and id columns are bigint in aggregates; our values fit in a double.
     types: {
       bigint: { to: 20, from: [20], serialize: (v: number) => String(v), parse: (v: string) => Number(v) },

@@ -1,6 +1,7 @@
 import type { Database } from '../db/client.js';
 import type { Progress } from '../progress.js';
-import { recount, syncSequences, truncateQa } from '../db/bulk/qa-tables.js';
+import { createIndexes, dropSecondaryIndexes } from '../db/bulk/indexes.js';
+import { countQaRows, QA_TABLES, recount, syncSequences, truncateQa } from '../db/bulk/qa-tables.js';
 import { runBulk } from '../db/bulk/session.js';
 import { loadStaged, type LoadCounts } from './load.js';
 import { stageDump, type StagedCounts } from './staging.js';
@@ -38,7 +39,13 @@ export async function importStackExchange(
           'run with --reset to empty the Q&A tables first (this also deletes API keys and polls)',
       );
     }
+    // Into empty tables (a first import, or --reset) on a PostgreSQL server the secondary indexes are built once
+    // after the rows; a re-import into a filled database keeps them, as it updates rows that are already indexed.
+    const empty =
+      session.copy !== undefined && Object.values(await countQaRows(session)).every((n) => n === 0);
+    const indexes = empty ? await dropSecondaryIndexes(session, QA_TABLES) : [];
     const loaded = await loadStaged(session, () => syncSequences(session));
+    await createIndexes(session, indexes);
     await syncSequences(session);
     await recount(session);
     return { staged, loaded, seconds: Math.round((performance.now() - started) / 100) / 10 };

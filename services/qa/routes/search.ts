@@ -1,12 +1,13 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { SEARCH_TYPES, searchRepository } from '../../../shared/db/repositories/search.js';
+import { SEARCH_TYPES } from '../../../shared/db/repositories/search.js';
+import { searchService } from '../../../shared/qa/search.js';
 import type { QaDeps } from '../deps.js';
 import { ErrorResponse, Limit, OneOf, Page, Pagination, SearchResult, success } from '../schemas.js';
 
 export const MAX_QUERY_LENGTH = 200;
 
 export const searchRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (app, { deps }) => {
-  const search = searchRepository(deps.database.db);
+  const search = searchService(deps.database.db);
 
   app.get(
     '/search',

@@ -1,4 +1,5 @@
 import { arrayLiteral, type Cell } from './array-literal.js';
+import { copyRow } from './copy-text.js';
 import type { BulkSession } from './session.js';
 
 /** A column of a bulk insert: its name and the PostgreSQL type its values are cast to. */
@@ -23,7 +24,10 @@ export function unnestInsert(table: string, columns: readonly Column[], suffix =
   return `INSERT INTO ${ident(table)} (${names}) SELECT ${values} FROM unnest(${arrays}) AS t(${aliases.join(', ')}) ${suffix}`.trim();
 }
 
-/** Collects rows and writes them in batches; call `flush()` at the end. */
+/**
+ * Collects rows and writes them in batches, by COPY where the session has it (without a `suffix`: COPY cannot
+ * upsert), else by one unnest INSERT per batch; call `flush()` at the end.
+ */
 export class BatchInserter {
   private readonly columns: Cell[][];
   private readonly text: string;
@@ -39,6 +43,33 @@ export class BatchInserter {
     this.batchSize = options.batchSize ?? 5000;
     this.columns = schema.map(() => []);
     this.text = unnestInsert(table, schema, options.suffix);
+    this.suffix = options.suffix ?? '';
+  }
+
+  private readonly suffix: string;
+  /** The batch PostgreSQL is still copying, while the next one is being built. */
+  private inflight: Promise<void> | undefined;
+
+  /**
+   * Builds the batch's COPY text, waits for this table's previous batch, then sends this one without waiting for
+   * it: the rows of the next batch are generated while PostgreSQL writes these (two cores busy instead of one,
+   * turn by turn), and at most two batches per table are in memory.
+   */
+  private async writeByCopy(copy: NonNullable<BulkSession['copy']>): Promise<void> {
+    const n = this.pending;
+    let text = '';
+    for (let r = 0; r < n; r++) text += copyRow(this.columns.map((values) => values[r]));
+    for (const values of this.columns) values.length = 0;
+    this.pending = 0;
+    await this.inflight;
+    const names = this.schema.map((c) => c.name);
+    const sent = copy(this.table, names, text).then(() => {
+      this.written += n;
+      this.session.progress?.add(this.table, n);
+    });
+    // Awaited by the next batch or by flush(); until then a failure must not count as unhandled.
+    sent.catch(() => {});
+    this.inflight = sent;
   }
 
   private readonly batchSize: number;
@@ -48,11 +79,18 @@ export class BatchInserter {
     if (row.length !== this.schema.length)
       throw new Error(`expected ${this.schema.length} values, got ${row.length}`);
     for (let i = 0; i < row.length; i++) this.columns[i]!.push(row[i]);
-    if (++this.pending >= this.batchSize) await this.flush();
+    if (++this.pending >= this.batchSize) await this.write();
   }
 
+  /** Writes what is pending and waits until every row added so far is in the table. */
   async flush(): Promise<void> {
+    await this.write();
+    await this.inflight;
+  }
+
+  private async write(): Promise<void> {
     if (this.pending === 0) return;
+    if (this.session.copy && !this.suffix) return this.writeByCopy(this.session.copy);
     const params = this.columns.map((values) => arrayLiteral(values));
     for (const values of this.columns) values.length = 0;
     const n = this.pending;

@@ -1,8 +1,6 @@
-import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
-import { highlightExcerpt } from '../../qa/excerpt.js';
-import { couldBeName } from '../../qa/name-query.js';
-import { iso, offsetOf, paginate, rows, type PageParams, type Pagination } from './pagination.js';
+import { preparedRows } from '../prepared.js';
+import { offsetOf, paginate, type PageParams, type Pagination } from './pagination.js';
 
 export const SEARCH_TYPES = ['questions', 'answers', 'users', 'all'] as const;
 export type SearchType = (typeof SEARCH_TYPES)[number];
@@ -13,6 +11,7 @@ export interface QuestionHit {
   score: number;
   title: string;
   slug: string;
+  /** ts_headline's output: plain text with literal `<mark>`/`</mark>`, not yet safe HTML (shared/qa/excerpt.ts). */
   excerpt: string;
   votes: number;
   answers_count: number;
@@ -45,12 +44,12 @@ export interface UserHit {
 }
 
 export type SearchHit = QuestionHit | AnswerHit | UserHit;
-type Unscored = Omit<QuestionHit, 'score'> | Omit<AnswerHit, 'score'> | Omit<UserHit, 'score'>;
 
 /**
  * Scores are comparable across kinds, so `type=all` merges by score: documents use ts_rank_cd normalised into
- * [0, 1) (flag 32: rank / (rank + 1)), answers weighted like a question body; users use their best trigram word similarity halved, so that an exact
- * username (0.5) ranks with a question that has the words once in its title, not above everything.
+ * [0, 1) (flag 32: rank / (rank + 1)), answers weighted like a question body; users use their best trigram word
+ * similarity halved, so that an exact username (0.5) ranks with a question that has the words once in its title,
+ * not above everything.
  */
 const USER_WEIGHT = 0.5;
 // Answer vectors carry no weights (D); ranking D like a question body (C) makes an answer and a question body that
@@ -61,122 +60,110 @@ const EXCERPT_CHARS = 2000;
 const HEADLINE_OPTIONS =
   'StartSel=<mark>, StopSel=</mark>, MaxWords=35, MinWords=15, ShortWord=3, MaxFragments=2';
 
-const likePattern = (q: string): string => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
 /**
  * Each kind ranks at most its CANDIDATES most recent matches (highest ids). Ranking reads every candidate's vector,
  * so without a bound a common word ("temperature" in half the bodies) would rank tens of thousands of rows; with it
- * a search costs the same whatever the word. PostgreSQL picks the plan per query (the tsquery is a constant at plan
- * time): a common word walks the primary key backwards until it has enough matches, a rare one uses the GIN index.
- * As with GitHub's 1,000-result cap, results past the candidates are not reachable and total_items counts at most
- * CANDIDATES per kind.
+ * a search costs the same whatever the word and the size of the site. PostgreSQL picks the plan per query (the
+ * tsquery is known when it plans): a common word walks the primary key backwards until it has enough matches, a rare
+ * one uses the GIN index. Results past the candidates are not reachable, and total_items counts at most CANDIDATES
+ * per kind (ten pages of 20 per kind): walking and ranking candidates is most of a search's cost, so the bound is
+ * the price of a search that stays fast on a common word (docs/qa-api.md, Search).
  */
-export const CANDIDATES = 1000;
+export const CANDIDATES = 200;
 
-function branches(type: SearchType, q: string): SQL[] {
-  const wanted = (t: SearchType) => type === 'all' || type === t;
-  const tsq = sql`websearch_to_tsquery('english', ${q})`;
-  const parts: SQL[] = [];
-  if (wanted('questions')) {
-    parts.push(sql`SELECT 'question'::text AS type, c.id, ts_rank_cd(c.search_vector, ${tsq}, 32)::float8 AS score
-                   FROM (SELECT q.id, q.search_vector FROM questions q WHERE q.search_vector @@ ${tsq}
-                         ORDER BY q.id DESC LIMIT ${CANDIDATES}) c`);
-  }
-  if (wanted('answers')) {
-    parts.push(sql`SELECT 'answer'::text AS type, c.id,
-                     ts_rank_cd(${ANSWER_WEIGHTS}::float4[], c.search_vector, ${tsq}, 32)::float8 AS score
-                   FROM (SELECT a.id, a.search_vector FROM answers a WHERE a.search_vector @@ ${tsq}
-                         ORDER BY a.id DESC LIMIT ${CANDIDATES}) c`);
-  }
-  if (type === 'users' || (type === 'all' && couldBeName(q))) {
-    const pattern = likePattern(q);
-    parts.push(sql`SELECT 'user'::text AS type, c.id,
-                     (greatest(word_similarity(${q}, c.username), word_similarity(${q}, c.display_name)) * ${USER_WEIGHT})::float8 AS score
-                   FROM (SELECT u.id, u.username, u.display_name FROM users u
-                         WHERE u.username ILIKE ${pattern} OR u.display_name ILIKE ${pattern}
-                            OR ${q} <% u.username OR ${q} <% u.display_name
-                         ORDER BY u.id DESC LIMIT ${CANDIDATES}) c`);
-  }
-  return parts;
+// Parameters of every statement: $1 the search text, $2 the page size, $3 the offset, $4 (users only) a LIKE
+// pattern. The tsquery is written out in each place rather than computed once, so that the planner sees it as a
+// constant (websearch_to_tsquery is immutable) and estimates each word's frequency from the statistics.
+const TSQ = `websearch_to_tsquery('english', $1::text)`;
+const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const headline = (body: string) =>
+  `ts_headline('english', left(agora_plain_text(${body}), ${EXCERPT_CHARS}), ${TSQ}, '${HEADLINE_OPTIONS}')`;
+
+const CANDIDATE_SQL = {
+  question: `SELECT 'question'::text AS type, c.id, ts_rank_cd(c.search_vector, ${TSQ}, 32)::float8 AS score
+             FROM (SELECT q.id, q.search_vector FROM questions q WHERE q.search_vector @@ ${TSQ}
+                   ORDER BY q.id DESC LIMIT ${CANDIDATES}) c`,
+  answer: `SELECT 'answer'::text AS type, c.id,
+                  ts_rank_cd('${ANSWER_WEIGHTS}'::float4[], c.search_vector, ${TSQ}, 32)::float8 AS score
+           FROM (SELECT a.id, a.search_vector FROM answers a WHERE a.search_vector @@ ${TSQ}
+                 ORDER BY a.id DESC LIMIT ${CANDIDATES}) c`,
+  user: `SELECT 'user'::text AS type, c.id,
+                (greatest(word_similarity($1::text, c.username), word_similarity($1::text, c.display_name))
+                  * ${USER_WEIGHT})::float8 AS score
+         FROM (SELECT u.id, u.username, u.display_name FROM users u
+               WHERE u.username ILIKE $4::text OR u.display_name ILIKE $4::text
+                  OR $1::text <% u.username OR $1::text <% u.display_name
+               ORDER BY u.id DESC LIMIT ${CANDIDATES}) c`,
+};
+
+// Only the page's rows are read in full and get an excerpt; PostgreSQL shapes each as the JSON the API answers.
+const HYDRATE_SQL = {
+  question: `SELECT p.type, p.id, p.score, json_build_object('type', 'question', 'id', q.id, 'score', p.score,
+               'title', q.title, 'slug', q.slug, 'excerpt', ${headline('q.content')}, 'votes', q.votes,
+               'answers_count', q.answers_count, 'has_accepted', q.has_accepted, 'tags', q.tag_names,
+               'created_at', ${iso('q.created_at')}) AS hit
+             FROM page p JOIN questions q ON q.id = p.id WHERE p.type = 'question'`,
+  answer: `SELECT p.type, p.id, p.score, json_build_object('type', 'answer', 'id', a.id, 'score', p.score,
+             'question_id', a.question_id, 'question_title', q.title, 'question_slug', q.slug,
+             'excerpt', ${headline('a.content')}, 'votes', a.votes, 'is_accepted', a.is_accepted,
+             'created_at', ${iso('a.created_at')}) AS hit
+           FROM page p JOIN answers a ON a.id = p.id JOIN questions q ON q.id = a.question_id WHERE p.type = 'answer'`,
+  user: `SELECT p.type, p.id, p.score, json_build_object('type', 'user', 'id', u.id, 'score', p.score,
+           'username', u.username, 'display_name', u.display_name, 'avatar', u.avatar,
+           'reputation', u.reputation) AS hit
+         FROM page p JOIN users u ON u.id = p.id WHERE p.type = 'user'`,
+};
+
+type Kind = keyof typeof CANDIDATE_SQL;
+
+/**
+ * One statement per search: the candidates of each kind are ranked once, counted, paged, and only the page is
+ * read and rendered (a row deleted meanwhile is simply left out). Its text depends only on which kinds run, so
+ * each of the few variants is a prepared statement on every connection.
+ */
+function statement(kinds: readonly Kind[]): string {
+  const union = (parts: string[]) => parts.join('\nUNION ALL\n');
+  return `WITH hits AS (${union(kinds.map((k) => CANDIDATE_SQL[k]))}),
+  page AS (SELECT type, id, score FROM hits ORDER BY score DESC, type ASC, id DESC LIMIT $2::int OFFSET $3::int)
+  SELECT (SELECT count(*)::int FROM hits) AS total,
+         (SELECT json_agg(r.hit ORDER BY r.score DESC, r.type ASC, r.id DESC)
+          FROM (${union(kinds.map((k) => HYDRATE_SQL[k]))}) r) AS results`;
 }
 
-const headline = (body: SQL, q: string) =>
-  sql`ts_headline('english', left(agora_plain_text(${body}), ${EXCERPT_CHARS}), websearch_to_tsquery('english', ${q}), ${HEADLINE_OPTIONS})`;
+const likePattern = (q: string): string => `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export function searchRepository(db: Db) {
-  async function hydrate(
-    q: string,
-    hits: { type: string; id: number; score: number }[],
-  ): Promise<SearchHit[]> {
-    const ids = (t: string) =>
-      `{${hits
-        .filter((h) => h.type === t)
-        .map((h) => h.id)
-        .join(',')}}`;
-    const has = (t: string) => hits.some((h) => h.type === t);
-    const [questions, answers, users] = await Promise.all([
-      has('question')
-        ? rows<Omit<QuestionHit, 'type' | 'score'> & { tag_names: string[] }>(
-            db,
-            sql`SELECT q.id, q.title, q.slug, ${headline(sql`q.content`, q)} AS excerpt, q.votes, q.answers_count,
-                       q.has_accepted, q.tag_names, ${iso(sql`q.created_at`)} AS created_at
-                FROM questions q WHERE q.id = ANY(${ids('question')}::int[])`,
-          )
-        : [],
-      has('answer')
-        ? rows<Omit<AnswerHit, 'type' | 'score'>>(
-            db,
-            sql`SELECT a.id, a.question_id, q.title AS question_title, q.slug AS question_slug,
-                       ${headline(sql`a.content`, q)} AS excerpt, a.votes, a.is_accepted, ${iso(sql`a.created_at`)} AS created_at
-                FROM answers a JOIN questions q ON q.id = a.question_id WHERE a.id = ANY(${ids('answer')}::int[])`,
-          )
-        : [],
-      has('user')
-        ? rows<Omit<UserHit, 'type' | 'score'>>(
-            db,
-            sql`SELECT id, username, display_name, avatar, reputation FROM users WHERE id = ANY(${ids('user')}::int[])`,
-          )
-        : [],
-    ]);
-    const byKey = new Map<string, Unscored>();
-    for (const { tag_names, excerpt, ...r } of questions) {
-      byKey.set(`question:${r.id}`, {
-        type: 'question',
-        ...r,
-        excerpt: highlightExcerpt(excerpt),
-        tags: tag_names,
-      });
-    }
-    for (const r of answers)
-      byKey.set(`answer:${r.id}`, { type: 'answer', ...r, excerpt: highlightExcerpt(r.excerpt) });
-    for (const r of users) byKey.set(`user:${r.id}`, { type: 'user', ...r });
-    // A row deleted between the two queries is simply left out of the page.
-    return hits.flatMap((h) => {
-      const found = byKey.get(`${h.type}:${h.id}`);
-      return found ? [{ ...found, score: h.score } as SearchHit] : [];
-    });
-  }
+  const statements = new Map<string, string>();
+  const statementFor = (kinds: Kind[]) => {
+    const key = kinds.join(',');
+    let text = statements.get(key);
+    if (text === undefined) statements.set(key, (text = statement(kinds)));
+    return text;
+  };
 
   return {
     /**
      * Full-text search of questions (title A > tags B > body C) and answers with `websearch_to_tsquery` (quoted
      * phrases, `-word`, `or`), and trigram search of users' names, merged by score (ties: kind, then id desc).
+     * `names`: whether `type=all` searches users' names too (the caller knows whether the text could be a name);
+     * `type=users` always does. Excerpts come back as ts_headline wrote them.
      */
     async search(
-      params: PageParams & { q: string; type: SearchType },
+      params: PageParams & { q: string; type: SearchType; names: boolean },
     ): Promise<{ results: SearchHit[]; pagination: Pagination }> {
-      const parts = branches(params.type, params.q);
-      // One statement: the candidates are ranked once, then counted and paged.
-      const [row] = await rows<{ total: number; page: { type: string; id: number; score: number }[] | null }>(
+      const all = params.type === 'all';
+      const kinds: Kind[] = [];
+      if (all || params.type === 'questions') kinds.push('question');
+      if (all || params.type === 'answers') kinds.push('answer');
+      if (params.type === 'users' || (all && params.names)) kinds.push('user');
+      const values: unknown[] = [params.q, params.limit, offsetOf(params)];
+      if (kinds.includes('user')) values.push(likePattern(params.q));
+      const [row] = await preparedRows<{ total: number; results: SearchHit[] | null }>(
         db,
-        sql`WITH hits AS (${sql.join(parts, sql` UNION ALL `)})
-            SELECT (SELECT count(*)::int FROM hits) AS total,
-                   (SELECT json_agg(p) FROM (
-                      SELECT type, id, score FROM hits ORDER BY score DESC, type ASC, id DESC
-                      LIMIT ${params.limit} OFFSET ${offsetOf(params)}) p) AS page`,
+        statementFor(kinds),
+        values,
       );
-      const hits = row?.page ?? [];
-      return { results: await hydrate(params.q, hits), pagination: paginate(params, row?.total ?? 0) };
+      return { results: row?.results ?? [], pagination: paginate(params, row?.total ?? 0) };
     },
   };
 }
