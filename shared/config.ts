@@ -220,6 +220,12 @@ export function loadConfig(env: Env = process.env) {
         (e) => /^[a-z0-9-]+(\.[a-z0-9-]+)+$/i.test(e),
         'a domain name',
       ),
+      // Known typo-squats of popular mail domains, added to the list of shared/verification/typo.ts.
+      typoSquatDomains: r.list(
+        'VERIFY_TYPO_SQUAT_DOMAINS',
+        (e) => /^[a-z0-9-]+(\.[a-z0-9-]+)+$/i.test(e),
+        'a domain name',
+      ),
       // How long a verdict is reused for the same address (0: never); a request's max_age may ask for fresher.
       resultTtlMs: r.int('VERIFY_RESULT_TTL_MS', 3_600_000, 0, 30 * 86_400_000),
     },

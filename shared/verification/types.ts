@@ -108,6 +108,8 @@ export interface VerifierOptions {
   logger?: VerifierLogger;
   /** Popular mail domains a typo is compared with, most popular first (besides freemail's list). Default: typo.ts. */
   typoDomains?: readonly string[];
+  /** Known typo-squats added to typo.ts's list: near twins of popular domains whose mail hosts are a squatter's. */
+  typoSquatDomains?: readonly string[];
   /** How long a verdict is reused for the same address, ms (0: never). Default 3,600,000. */
   resultTtlMs?: number;
 }

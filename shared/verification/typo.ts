@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
  * (optimal string alignment: insertions, deletions, substitutions and transpositions of neighbours each cost one)
  * against the popular domains (configurable, VERIFY_TYPO_DOMAINS) and `freemail`'s free-provider list, or a slip of the
  * TLD (`.con`, `.cmo`, `.co` → `.com`). This module only proposes; the verifier suggests a domain only when the typed
- * one receives no mail and the proposed one does (docs/verification.md, "Typo suggestions").
+ * one receives no mail, or is a known typo-squat, and the proposed one does (docs/verification.md, "Typo suggestions").
  */
 
 /** Mail domains most typed, most popular first: a tie of distance goes to the earlier one. Override: VERIFY_TYPO_DOMAINS. */
@@ -31,6 +31,38 @@ export const DEFAULT_TYPO_DOMAINS: readonly string[] = [
   'proton.me',
   'protonmail.com',
   'comcast.net',
+];
+
+/** A typo domain of a popular mail provider that does receive mail, and the public reports that name it. */
+export interface TypoSquat {
+  domain: string;
+  sources: readonly string[];
+}
+
+/**
+ * Known typo-squats: near twins of popular mail domains that have mail hosts, so "receives no mail" never catches
+ * them, and whose servers accept whatever is sent (mail meant for the twin is harvested, or used as a spam trap).
+ * Only domains a public report names, each with the report. More: VERIFY_TYPO_SQUAT_DOMAINS (added to these).
+ */
+export const KNOWN_TYPO_SQUATS: readonly TypoSquat[] = [
+  {
+    // Blocked as malicious (flagged by Kaspersky on VirusTotal); a malware domain per Malwarebytes; has MX records.
+    domain: 'gmial.com',
+    sources: [
+      'https://github.com/StevenBlack/hosts/issues/1683',
+      'https://github.com/wesbos/burner-email-providers/issues/28',
+      'https://github.com/liberapay/liberapay.com/issues/1255',
+    ],
+  },
+  // Has MX records, so an MX check lets the typo through.
+  { domain: 'gamil.com', sources: ['https://github.com/liberapay/liberapay.com/issues/1255'] },
+  // Typos frequent enough to be among Firefox Accounts' top email domains, and both have MX records.
+  { domain: 'gmil.com', sources: ['https://github.com/mozilla/fxa/issues/3478'] },
+  { domain: 'gmai.com', sources: ['https://github.com/mozilla/fxa/issues/3478'] },
+  // "Passes all checks, because they probably want to siphon emails with a typo".
+  { domain: 'gmaila.com', sources: ['https://github.com/devmehq/email-validator-js/issues/148'] },
+  // A spam-trap domain on MX hosts shared with other typo-looking domains, found in real sign-ups.
+  { domain: 'prontonmail.com', sources: ['https://github.com/ivolo/disposable-email-domains/pull/818'] },
 ];
 
 // TLDs a slip most likely meant (the three generic TLDs most mail domains use).
@@ -72,13 +104,24 @@ export interface TypoSuggester {
   /** Likely intended domains for an ASCII domain, best first (at most two: a close provider, a TLD fix); [] when
    * the domain is itself a known mail domain or nothing is close enough. */
   candidates(domain: string): string[];
+  /** Whether an ASCII domain is a known typo-squat (KNOWN_TYPO_SQUATS or the configured ones). */
+  isKnownSquat(domain: string): boolean;
 }
 
-export function createTypoSuggester(popular: readonly string[] = DEFAULT_TYPO_DOMAINS): TypoSuggester {
-  const popularList = [...new Set(popular.map((d) => d.trim().toLowerCase()).filter(Boolean))];
-  const known = new Set([...popularList, ...freeProviders]);
+const normalized = (domains: readonly string[]) => domains.map((d) => d.trim().toLowerCase()).filter(Boolean);
+
+/** `extraSquats` are added to KNOWN_TYPO_SQUATS (VERIFY_TYPO_SQUAT_DOMAINS). */
+export function createTypoSuggester(
+  popular: readonly string[] = DEFAULT_TYPO_DOMAINS,
+  extraSquats: readonly string[] = [],
+): TypoSuggester {
+  const popularList = [...new Set(normalized(popular))];
+  const squats = new Set(normalized([...KNOWN_TYPO_SQUATS.map((s) => s.domain), ...extraSquats]));
+  // A squat a provider list happens to name (freemail lists some typo domains) is still a typo, never a target.
+  const providers = freeProviders.filter((d) => !squats.has(d));
+  const known = new Set([...popularList, ...providers]);
   const popularRank = new Map(popularList.map((d, i) => [d, i]));
-  const others = freeProviders.filter((d) => !popularRank.has(d));
+  const others = providers.filter((d) => !popularRank.has(d));
 
   /** Closest known domain within the allowed edits; a tie between two providers that are not popular says nothing. */
   function closestProvider(domain: string): string | null {
@@ -114,5 +157,6 @@ export function createTypoSuggester(popular: readonly string[] = DEFAULT_TYPO_DO
       const found = [closestProvider(d), tldFix(d)].filter((c): c is string => c !== null);
       return [...new Set(found)];
     },
+    isKnownSquat: (domain) => squats.has(domain.toLowerCase()),
   };
 }

@@ -20,8 +20,11 @@ export interface Evidence {
   /** true/false from the random-address RCPT (or cache); null when it could not be told. */
   catchAll: boolean | null;
   flags: AddressFlags;
-  /** A domain the typed one likely slipped from, that receives mail (typo.ts); only asked when this one does not. */
+  /** A domain the typed one likely slipped from, that receives mail (typo.ts); only asked when this one does not or
+   * is a known typo-squat. */
   suggestedDomain?: string | null;
+  /** The typed domain is a known typo-squat (typo.ts): it has mail hosts, but they are a squatter's. */
+  typoSquat?: boolean;
   /** The provider table's rule for the mail host that answered (providers.ts), if any. */
   provider?: ProviderRule | null;
 }
@@ -57,8 +60,10 @@ export function decide(e: Evidence): Verdict {
   if (!e.syntaxValid) return invalid('bad_syntax', 0);
   const dns = e.dns;
   if (dns === null || dns.kind === 'error') return unknown('dns_error', e.flags);
-  // A domain without mail whose near twin has it: the user most likely mistyped (did_you_mean says which).
-  if (e.suggestedDomain && dns.kind !== 'mx' && dns.kind !== 'implicit') return invalid('possible_typo', 0);
+  // A domain without mail, or a known typo-squat, whose near twin has mail: the user most likely mistyped
+  // (did_you_mean says which). Mail to a squat reaches the squatter, never the person: as undeliverable as none.
+  const receivesMail = dns.kind === 'mx' || dns.kind === 'implicit';
+  if (e.suggestedDomain && (!receivesMail || e.typoSquat)) return invalid('possible_typo', 0);
   if (dns.kind === 'nxdomain') return invalid('nxdomain', 0);
   if (dns.kind === 'null_mx') return invalid('null_mx', 0);
   if (dns.kind === 'no_mail_host') return invalid('no_mx', 0);

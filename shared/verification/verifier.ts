@@ -88,7 +88,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     probeTimeoutMs: opts.probeTimeoutMs,
   });
   const lingerMs = opts.sessionLingerMs ?? timers.sessionLingerMs;
-  const typos = createTypoSuggester(opts.typoDomains);
+  const typos = createTypoSuggester(opts.typoDomains, opts.typoSquatDomains);
   const verdictCache = createResultCache({
     redis: opts.redis,
     keyPrefix: opts.keyPrefix,
@@ -249,6 +249,15 @@ export function createVerifier(opts: VerifierOptions): Verifier {
       const suggestedDomain = dns.kind === 'error' ? null : await mailReceivingTwin(domain);
       return items.map((p) => build(p, { dns, outcome: null, catchAll: null, suggestedDomain }, started));
     }
+    // A known typo-squat takes whatever is sent to harvest mail meant for its twin: its 250 says nothing about the
+    // person, so it is not probed (no connection spent on it, no address of ours in its logs).
+    if (typos.isKnownSquat(domain)) {
+      const suggestedDomain = await mailReceivingTwin(domain);
+      if (suggestedDomain)
+        return items.map((p) =>
+          build(p, { dns, outcome: null, catchAll: null, suggestedDomain, typoSquat: true }, started),
+        );
+    }
     const targets = items.map((p) => ({ address: p.address, smtputf8: p.smtputf8 }));
     const replies = await dispatch.run(dns.hosts[0]!.host, domain, targets, request);
     return items.map((p, k) => {
@@ -352,19 +361,30 @@ interface Evidence {
   outcome: ProbeOutcome | null;
   catchAll: boolean | null;
   dns: MailHostLookup;
-  /** ASCII domain the typed one likely slipped from (only for a domain without mail). */
+  /** ASCII domain the typed one likely slipped from (only for a domain without mail or a known typo-squat). */
   suggestedDomain?: string | null;
+  /** The typed domain is a known typo-squat (typo.ts): it receives mail, but not the person's. */
+  typoSquat?: boolean;
 }
 
 function build(
   p: ParsedAddress,
-  { dns, outcome, catchAll, suggestedDomain = null }: Evidence,
+  { dns, outcome, catchAll, suggestedDomain = null, typoSquat = false }: Evidence,
   started: number,
 ): VerificationResult {
   const flags = addressFlags(p.local, p.domain);
   const hasHosts = dns.kind === 'mx' || dns.kind === 'implicit';
   const provider = providerRuleFor(outcome?.host || (hasHosts ? dns.hosts[0]?.host : null));
-  const verdict = decide({ syntaxValid: true, dns, outcome, catchAll, flags, suggestedDomain, provider });
+  const verdict = decide({
+    syntaxValid: true,
+    dns,
+    outcome,
+    catchAll,
+    flags,
+    suggestedDomain,
+    typoSquat,
+    provider,
+  });
   const reply = outcome?.reply ?? null;
   return {
     email: p.email,

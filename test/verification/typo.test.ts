@@ -1,8 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { createTypoSuggester, editDistance } from '../../shared/verification/typo.js';
+import {
+  createTypoSuggester,
+  DEFAULT_TYPO_DOMAINS,
+  editDistance,
+  KNOWN_TYPO_SQUATS,
+} from '../../shared/verification/typo.js';
 
 // did_you_mean's string half (typo.ts); the DNS half (suggest only when the typed domain receives no mail and the
-// suggestion does) is tested with the loopback mail world in verifier-verdicts.test.ts.
+// suggestion does) is tested with the loopback mail world in verifier-verdicts.test.ts, and for known typo-squats in
+// typo-squat.test.ts.
 
 describe('editDistance (Damerau-Levenshtein, optimal string alignment)', () => {
   it.each([
@@ -125,5 +131,29 @@ describe('typo suggestions measured on real typos and real look-alikes', () => {
   it('takes the configured popular list, most popular first', () => {
     const custom = createTypoSuggester(['agora-mail.test']);
     expect(custom.candidates('agora-mial.test')).toEqual(['agora-mail.test']);
+  });
+});
+
+describe('known typo-squats', () => {
+  it('cites every listed squat, and each is a near twin of a popular domain', () => {
+    const suggester = createTypoSuggester();
+    expect(KNOWN_TYPO_SQUATS.length).toBeGreaterThan(0);
+    for (const squat of KNOWN_TYPO_SQUATS) {
+      expect(squat.sources.length).toBeGreaterThan(0);
+      for (const source of squat.sources) expect(source).toMatch(/^https:\/\//);
+      expect(suggester.isKnownSquat(squat.domain)).toBe(true);
+      expect(DEFAULT_TYPO_DOMAINS).toContain(suggester.candidates(squat.domain)[0]);
+    }
+    expect(suggester.isKnownSquat('gmail.com')).toBe(false);
+    expect(suggester.isKnownSquat('hotmial.com')).toBe(false);
+  });
+
+  it('adds configured squats, even one a provider list names', () => {
+    // hitmail.com is in freemail's list, so it is never corrected unless declared a squat.
+    expect(createTypoSuggester().candidates('hitmail.com')).toEqual([]);
+    const custom = createTypoSuggester(DEFAULT_TYPO_DOMAINS, [' HitMail.com ']);
+    expect(custom.isKnownSquat('hitmail.com')).toBe(true);
+    expect(custom.isKnownSquat('gmial.com')).toBe(true);
+    expect(custom.candidates('hitmail.com')).toEqual(['hotmail.com']);
   });
 });
