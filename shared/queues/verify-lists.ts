@@ -7,9 +7,10 @@ export const LIST_CHUNK_ADDRESSES = 100;
 /**
  * Chunks of one list in flight at once. Each list runs this many "lanes": chunk k, when done, enqueues chunk
  * k + LIST_LANES at the back of the queue, so the lists of different owners take turns (round robin) and one big
- * list never holds more than this many of the workers' job slots.
+ * list never holds more than this many of the workers' job slots. Enough of a list stays in flight for the host
+ * jobs to keep every MX host's connections busy (docs/benchmarks.md, "Verification lists").
  */
-export const LIST_LANES = 2;
+export const LIST_LANES = 16;
 
 /** How often the sweeper re-creates the jobs of lists whose chain of chunks was broken (a crash, a Redis restart). */
 export const LIST_SWEEP_EVERY_MS = 30_000;

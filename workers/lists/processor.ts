@@ -9,11 +9,12 @@ import { verifierOptionsFrom } from '../../shared/verification/service.js';
 import type { ProcessorFactory } from '../types.js';
 
 /**
- * Chunks one worker process verifies at once. Each holds up to LIST_CHUNK_ADDRESSES addresses probed domain by
- * domain in parallel, and a list never has more than LIST_LANES chunks in flight, so this many slots serve several
- * lists side by side; the per-MX cap shared with the verify queue (in Redis) protects the remote servers.
+ * Chunks one worker process verifies at once. A chunk mostly waits for the replies of the host jobs that probe its
+ * addresses, so slots are cheap; a list never has more than LIST_LANES chunks in flight, so this many serve two big
+ * lists side by side, and next chunks go to the back of the queue so further lists take turns. The host jobs, not
+ * this number, hold the per-MX cap.
  */
-const LIST_WORKER_CONCURRENCY = 8;
+const LIST_WORKER_CONCURRENCY = 32;
 
 /**
  * The verify-lists queue: chunk jobs of asynchronous lists and the sweeper. One verifier per process, as the verify
