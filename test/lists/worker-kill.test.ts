@@ -105,7 +105,10 @@ describe('a list worker killed mid-probe', () => {
           FROM verification_lists l WHERE l.id = ${id}`,
     );
     expect(state).toEqual({ probed: 4, rows: 5, verified: 4 });
-    // The second worker probed the chunk again in a session of its own.
-    expect(smtp.stats.get(SLOW)!.connections).toBe(2);
+    // The second worker probed the chunk again in sessions of its own (the dead worker's in-flight items and the
+    // re-run chunk's may go out on separate sessions of the host job), never more than the per-MX cap at once.
+    const replacementSessions = smtp.stats.get(SLOW)!.connections - 1;
+    expect(replacementSessions).toBeGreaterThanOrEqual(1);
+    expect(replacementSessions).toBeLessThanOrEqual(runtime.config.verify.mxConcurrency);
   }, 240_000);
 });
