@@ -14,13 +14,16 @@ import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { createKeys, worldEnv } from '../verify-service/helpers.js';
 import { startSlowSmtp, type SlowSmtpWorld } from '../verify-service/slow-smtp.js';
 import { get, jsonList, waitForStatus, type VerifyApp } from './helpers.js';
+import { LIST_CHUNK_ADDRESSES, LIST_LANES } from '../../shared/queues/verify-lists.js';
 
 // Redis restarted (without persistence: every job, lock and scheduler gone) in the middle of a list, with a real
 // verify-lists worker process: the list resumes and completes from what PostgreSQL holds, every row written once.
 
 const HOSTS = ['127.0.6.31', '127.0.6.32', '127.0.6.33', '127.0.6.34'];
 const DOMAINS = HOSTS.map((_, k) => `d${k}.test`);
-const PER_DOMAIN = 60;
+// Twice what a list keeps in flight (its lanes' chunks), so that results are stored in rounds and the restart can
+// fall between them.
+const PER_DOMAIN = (LIST_LANES * LIST_CHUNK_ADDRESSES) / 2;
 
 const freePort = () =>
   new Promise<number>((resolve) => {
