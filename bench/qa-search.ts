@@ -6,7 +6,7 @@
  * two versions measured in one run. Prints req/s, p50, p99 and CPU milliseconds per request of the service and of
  * PostgreSQL, as a markdown section for docs/benchmarks.md.
  *
- *   npx tsx bench/qa-search.ts --database agora_search_100k --questions 100000 [--before /work/main]
+ *   npx tsx bench/qa-search.ts --database agora_search_100k --questions 100000 [--before ../agora-baseline]
  *       [--duration 8] [--connections 64] [--reuse yes]
  *
  * Without `--reuse yes` the database is recreated and seeded (then VACUUM ANALYZE, as a database in use). Needs

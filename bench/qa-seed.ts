@@ -5,7 +5,7 @@
  * the same run, so the figures compare two versions under the same conditions. The CPU figures hold up on a shared
  * machine where wall time does not: they count only the processes of the seed.
  *
- *   npx tsx bench/qa-seed.ts --questions 100000 [--before /work/main] [--database agora_bench_seed] [--keep yes]
+ *   npx tsx bench/qa-seed.ts --questions 100000 [--before ../agora-baseline] [--database agora_bench_seed] [--keep yes]
  *
  * Each version seeds `<database>_before` / `<database>` (recreated; dropped at the end unless `--keep yes`).
  */

@@ -1,15 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
+import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildVerifyApp } from '../../services/verify/app.js';
 import { loadConfig } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
-import { connectRedis } from '../../shared/redis.js';
 import { openRuntime, type Runtime } from '../../shared/runtime.js';
 import { startDnsServer, type DnsServer } from '../support/dns-server.js';
 import { startProcess, type RunningProcess } from '../support/processes.js';
+import { freePort } from '../support/ports.js';
+import { startRedis } from '../support/redis-server.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { createKeys, worldEnv } from '../verify-service/helpers.js';
 import { startSlowSmtp, type SlowSmtpWorld } from '../verify-service/slow-smtp.js';
@@ -24,40 +24,6 @@ const DOMAINS = HOSTS.map((_, k) => `d${k}.test`);
 // Twice what a list keeps in flight (its lanes' chunks), so that results are stored in rounds and the restart can
 // fall between them.
 const PER_DOMAIN = (LIST_LANES * LIST_CHUNK_ADDRESSES) / 2;
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-
-/** A redis-server of the test's own, on its own port, without persistence. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    { stdio: 'ignore' },
-  );
-  const probe = connectRedis(`redis://127.0.0.1:${port}`, 'producer', {
-    lazyConnect: true,
-    retryStrategy: () => null,
-  });
-  probe.on('error', () => {});
-  for (let attempt = 0; attempt < 200; attempt++) {
-    if (
-      await probe.connect().then(
-        () => true,
-        () => false,
-      )
-    )
-      break;
-    await sleep(50);
-  }
-  probe.disconnect();
-  return child;
-}
 
 let dns: DnsServer;
 let smtp: SlowSmtpWorld;

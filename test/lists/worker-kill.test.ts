@@ -1,71 +1,33 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildVerifyApp } from '../../services/verify/app.js';
-import { startDnsServer, type DnsServer } from '../support/dns-server.js';
-import { startProcess, type RunningProcess } from '../support/processes.js';
-import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
-import { createKeys, worldEnv } from '../verify-service/helpers.js';
-import { startSlowSmtp, type SlowSmtpWorld } from '../verify-service/slow-smtp.js';
-import { get, jsonList, waitForStatus, type VerifyApp } from './helpers.js';
+import {
+  FROZEN_EMAILS as emails,
+  startFrozenWorld,
+  type FrozenWorld,
+} from '../verify-service/frozen-world.js';
+import { get, jsonList, waitForStatus } from './helpers.js';
 
 // A verify-lists worker process SIGKILLed in the middle of a list loses nothing: its chunk's lock expires, another
 // worker process takes the chunk over (BullMQ stalled-job recovery), probes only what has no result yet, and the
 // list completes with every verdict right and every row written once.
 
 const SLOW = '127.0.6.20';
-const emails = ['ann@slow.test', 'ben@slow.test', 'nobody@slow.test', 'cat@slow.test', 'ann@slow.test'];
 
 describe('a list worker killed mid-probe', () => {
-  let dns: DnsServer;
-  let smtp: SlowSmtpWorld;
-  let runtime: TestRuntime;
-  let app: VerifyApp;
-  let key: string;
-  const workers: RunningProcess[] = [];
-  let firstRcpt: () => void;
-  const rcptSeen = new Promise<void>((resolve) => (firstRcpt = resolve));
+  let world: FrozenWorld;
 
   beforeAll(async () => {
-    // The first session freezes after its first RCPT, so the first worker is surely mid-probe when it is killed.
-    smtp = await startSlowSmtp([SLOW], {
-      delayMs: 50,
-      accepts: (a) => /^(ann|ben|cat)@/.test(a),
-      onRcpt: () => firstRcpt(),
-      freezeAfterFirstRcpt: (connection) => connection === 1,
-    });
-    dns = await startDnsServer({
-      'slow.test': { MX: [{ preference: 10, exchange: 'mx.slow.test' }] },
-      'mx.slow.test': { A: [SLOW] },
-    });
-    // A step timeout longer than the test: the frozen session never ends by itself.
-    runtime = await createTestRuntime(
-      worldEnv(dns.endpoint, smtp.port, {
-        WORKER_LOCK_MS: '2000',
-        VERIFY_SMTP_TIMEOUT_MS: '120000',
-        VERIFY_PROBE_TIMEOUT_MS: '150000',
-      }),
-    );
-    app = await buildVerifyApp(runtime);
-    ({ verify: key } = (await createKeys(runtime, { verify: ['verify'] })) as { verify: string });
+    // Later sessions answer each command in 50 ms.
+    world = await startFrozenWorld(SLOW, 50, { WORKER_LOCK_MS: '2000' });
   });
 
   afterAll(async () => {
-    await Promise.all(workers.map((w) => w.stop('SIGKILL')));
-    await app?.close();
-    await runtime?.close();
-    await smtp?.close();
-    await dns?.close();
+    await world?.close();
   });
 
-  const startWorker = async () => {
-    const worker = startProcess('workers/main.ts', ['--queues', 'verify-lists'], runtime.env);
-    workers.push(worker);
-    // Generous: a worker boots in seconds, but test files share a loaded machine.
-    await worker.waitFor(/workers started/, 90_000);
-    return worker;
-  };
-
   it('is replaced by another worker and the list completes with every row verified once', async () => {
+    const { app, key, smtp, runtime, rcptSeen } = world;
+    const startWorker = () => world.startWorker('verify-lists');
     const first = await startWorker();
     const created = await jsonList(app, key, { emails });
     expect(created.statusCode).toBe(202);

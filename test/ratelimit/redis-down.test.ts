@@ -1,37 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildQaApp } from '../../services/qa/app.js';
 import { connectRedis, type Redis } from '../../shared/redis.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { freePort } from '../support/ports.js';
+import { startRedis } from '../support/redis-server.js';
 import { expectRefused, limitHeaders } from './helpers.js';
-
-/** A redis-server of the test's own, so the test can take it away and bring it back. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const child = spawn(
-    'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
-    { stdio: 'ignore' },
-  );
-  const probe = connectRedis(`redis://127.0.0.1:${port}`, 'producer', {
-    lazyConnect: true,
-    retryStrategy: () => null,
-  });
-  probe.on('error', () => {});
-  for (let attempt = 0; attempt < 100; attempt++) {
-    if (
-      await probe.connect().then(
-        () => true,
-        () => false,
-      )
-    )
-      break;
-    await sleep(50);
-  }
-  probe.disconnect();
-  return child;
-}
 
 const until = async (condition: () => boolean, what: string) => {
   for (let i = 0; i < 200 && !condition(); i++) await sleep(25);

@@ -1,70 +1,27 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildVerifyApp } from '../../services/verify/app.js';
-import { startDnsServer, type DnsServer } from '../support/dns-server.js';
-import { startProcess, type RunningProcess } from '../support/processes.js';
-import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
-import { createKeys, worldEnv } from './helpers.js';
-import { startSlowSmtp, type SlowSmtpWorld } from './slow-smtp.js';
+import { FROZEN_EMAILS as emails, startFrozenWorld, type FrozenWorld } from './frozen-world.js';
 
 // A worker killed in the middle of a bulk request loses nothing: its job's lock expires, another worker process
 // takes the job over (BullMQ stalled-job recovery) and the waiting request still answers in full.
 
 const SLOW = '127.0.5.20';
-const emails = ['ann@slow.test', 'ben@slow.test', 'nobody@slow.test', 'cat@slow.test', 'ann@slow.test'];
 
 describe('a verify worker killed mid-probe', () => {
-  let dns: DnsServer;
-  let smtp: SlowSmtpWorld;
-  let runtime: TestRuntime;
-  let app: Awaited<ReturnType<typeof buildVerifyApp>>;
-  let key: string;
-  const workers: RunningProcess[] = [];
-  let firstRcpt: () => void;
-  const rcptSeen = new Promise<void>((resolve) => (firstRcpt = resolve));
+  let world: FrozenWorld;
 
   beforeAll(async () => {
-    // The first session freezes after its first RCPT (the catch-all probe), so the first worker is surely mid-probe
-    // when it is killed, however long the second one takes to boot. Later sessions answer each command in 100 ms.
-    smtp = await startSlowSmtp([SLOW], {
-      delayMs: 100,
-      accepts: (a) => /^(ann|ben|cat)@/.test(a),
-      onRcpt: () => firstRcpt(),
-      freezeAfterFirstRcpt: (connection) => connection === 1,
-    });
-    dns = await startDnsServer({
-      'slow.test': { MX: [{ preference: 10, exchange: 'mx.slow.test' }] },
-      'mx.slow.test': { A: [SLOW] },
-    });
-    // A step timeout longer than the test: the frozen session never ends by itself. The request waits 2 minutes.
-    // The job lock and the stalled check are the defaults (dispatch-timers.ts).
-    runtime = await createTestRuntime(
-      worldEnv(dns.endpoint, smtp.port, {
-        VERIFY_SMTP_TIMEOUT_MS: '120000',
-        VERIFY_PROBE_TIMEOUT_MS: '150000',
-        VERIFY_BULK_DEADLINE_MS: '120000',
-      }),
-    );
-    app = await buildVerifyApp(runtime);
-    ({ verify: key } = (await createKeys(runtime, { verify: ['verify'] })) as { verify: string });
+    // The request waits 2 minutes. The job lock and the stalled check are the defaults (dispatch-timers.ts); later
+    // sessions answer each command in 100 ms.
+    world = await startFrozenWorld(SLOW, 100, { VERIFY_BULK_DEADLINE_MS: '120000' });
   });
 
   afterAll(async () => {
-    await Promise.all(workers.map((w) => w.stop('SIGKILL')));
-    await app?.close();
-    await runtime?.close();
-    await smtp?.close();
-    await dns?.close();
+    await world?.close();
   });
 
-  const startWorker = async () => {
-    const worker = startProcess('workers/main.ts', ['--queues', 'verify'], runtime.env);
-    workers.push(worker);
-    // Booting a worker (tsx, the engine) took over 30 s on a loaded 2-core machine with another file's workers.
-    await worker.waitFor(/workers started/, 60_000);
-    return worker;
-  };
-
   it('is replaced by another worker and the request answers with every result', async () => {
+    const { app, key, smtp, rcptSeen } = world;
+    const startWorker = () => world.startWorker('verify');
     const first = await startWorker();
     const answer = app.inject({
       method: 'POST',
