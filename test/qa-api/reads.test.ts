@@ -431,7 +431,10 @@ describe('issue 19 reads: vectors, per-user activity, tags, windows, comments, i
           async () => {
             const first = await app.inject(url);
             expect(first.headers.etag).toBeDefined();
-            const again = await app.inject({ url, headers: { 'if-none-match': first.headers.etag as string } });
+            const again = await app.inject({
+              url,
+              headers: { 'if-none-match': first.headers.etag as string },
+            });
             expect(again.statusCode).toBe(304);
             expect(again.headers['x-cache']).toBe('hit');
           },
