@@ -69,10 +69,10 @@ export const readReplicaPlugin = fp<ReadReplicaPluginOptions>(
 
     const chooseReplica = async (request: FastifyRequest): Promise<[Replica | undefined, string]> => {
       const replica = replicas.pick();
-      if (!replica) return [undefined, 'no replica in use'];
+      if (!replica) return [undefined, 'no_replica'];
       if (request.principal && (await writers.mayHaveWritten(request.principal.keyId)))
-        return [undefined, 'read your writes'];
-      return [replica, 'public read'];
+        return [undefined, 'wrote_recently'];
+      return [replica, 'public'];
     };
 
     app.addHook('onRoute', (route) => {
@@ -105,7 +105,7 @@ export const readReplicaPlugin = fp<ReadReplicaPluginOptions>(
             'read replica failed; reading from the primary',
           );
           request.readFrom = 'primary';
-          databaseReads.inc({ target: 'primary', reason: `replica ${failure}` });
+          databaseReads.inc({ target: 'primary', reason: `replica_${failure}` });
           return handler.call(this, request, reply);
         }
       } as RouteHandlerMethod;
