@@ -44,7 +44,7 @@ export interface ReadReplicaOptions {
 
 /** How often each replica (and the primary's WAL position) is checked, and how long a check may take. */
 export const CHECK_EVERY_MS = 500;
-export const CHECK_TIMEOUT_MS = 1000;
+export const CHECK_TIMEOUT_MS = 2000;
 
 function replicaName(url: string): string {
   const parsed = new URL(url);
