@@ -13,8 +13,9 @@ export interface Runtime {
   logger: Logger;
   database: Database;
   /**
-   * The read replicas of DATABASE_READ_URLS, opened by service processes (undefined otherwise): `database.db`
-   * then reads from one of them inside `onReplica` scopes (services/http/read-replicas.ts), else from the primary.
+   * The read replicas of DATABASE_READ_URLS, opened where `readReplicas` is asked for (the Q&A role), else
+   * undefined: `database.db` then reads from one of them inside `onReplica` scopes (services/http/read-replicas.ts)
+   * and from the primary everywhere else.
    */
   replicas: ReadReplicas | undefined;
   /** Fail-fast connection for commands (rate limits, caches, producers). */
