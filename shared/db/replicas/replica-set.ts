@@ -165,6 +165,10 @@ export async function openReadReplicas(options: ReadReplicaOptions): Promise<Rea
     if (!closed) timer = setTimeout(() => void loop(), CHECK_EVERY_MS).unref();
   };
   await loop();
+  logger.info(
+    { replicas: members.map((member) => member.state), maxLagMs },
+    'read replicas configured (reads go to the primary while none is in use)',
+  );
 
   let turn = 0;
   return {
