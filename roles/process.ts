@@ -20,7 +20,7 @@ export function configOrExit(): Config {
 export async function bootRuntime(
   config: Config,
   logger: Logger,
-  options: { migrate?: boolean; startRedis?: boolean; service?: boolean } = {},
+  options: { migrate?: boolean; startRedis?: boolean; service?: boolean; readReplicas?: boolean } = {},
 ): Promise<{ runtime: Runtime; redis: EnsuredRedis }> {
   let redis: EnsuredRedis;
   try {
@@ -34,6 +34,7 @@ export async function bootRuntime(
   const runtime = await openRuntime(config, logger, redis.url, {
     migrate: options.migrate,
     service: options.service,
+    readReplicas: options.readReplicas,
   });
   return { runtime, redis };
 }

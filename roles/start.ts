@@ -45,6 +45,8 @@ export async function startRoles(argv: string[] = process.argv.slice(2)): Promis
     migrate: true,
     startRedis: true,
     service: true,
+    // Only the Q&A service sends reads to replicas; other roles would only run their health checks.
+    readReplicas: role === 'all' || role === 'qa',
   });
   logger.info({ database: runtime.database.kind, redis: redactUrl(redis.url) }, 'runtime ready');
   if (role === 'all' || role === 'qa') await loadDemoDataIfEmpty(config, runtime.database, logger);

@@ -89,6 +89,14 @@ class Reader {
   }
 }
 
+function isPostgresUrl(value: string): boolean {
+  try {
+    return ['postgres:', 'postgresql:'].includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+}
+
 const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/;
 // Declared with the queues; re-exported for the modules that take them from the configuration.
 export { QUEUE_NAMES, type QueueName };
@@ -110,6 +118,10 @@ export function loadConfig(env: Env = process.env) {
     databaseUrl: r.url('DATABASE_URL', ['postgres:', 'postgresql:']),
     // A query that hangs must not hang its request: PostgreSQL cancels statements running longer (0 = no limit).
     databaseStatementTimeoutMs: r.int('DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),
+    // PostgreSQL streaming replicas for public reads (docs/operations.md, "Read replicas"); empty: every read on
+    // DATABASE_URL. A replica lagging behind the primary by more than the max lag is left out until it catches up.
+    databaseReadUrls: r.list('DATABASE_READ_URLS', isPostgresUrl, 'a postgres:// URL'),
+    databaseReplicaMaxLagMs: r.int('DATABASE_REPLICA_MAX_LAG_MS', 2000, 100, 600_000),
     dataDir: path.resolve(r.string('DATA_DIR', '.data')),
     // An empty embedded database gets the bundled beer.stackexchange.com dump on first start (never a server's).
     demoData: r.bool('DEMO_DATA', true),
@@ -265,6 +277,10 @@ export function loadConfig(env: Env = process.env) {
       bounceLimit: r.int('NEWSLETTER_BOUNCE_LIMIT', 3, 1, 100),
     },
   };
+  if (config.databaseReadUrls.length > 0 && !config.databaseUrl)
+    r.problems.push(
+      'DATABASE_READ_URLS needs DATABASE_URL: the embedded database (no DATABASE_URL) has no replicas to read from',
+    );
   if (config.env === 'production') r.problems.push(...productionProblems(config));
   if (r.problems.length > 0) throw new ConfigError(r.problems);
   return config;

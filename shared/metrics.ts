@@ -51,6 +51,26 @@ export const dependencyUp = new Gauge({
   registers: [registry],
 });
 
+/** Read replicas (shared/db/replicas): each one's state after its last health check, and where reads went. */
+export const replicaUp = new Gauge({
+  name: 'agora_database_replica_up',
+  help: 'Whether a read replica is in use (1: answered its last check within the max lag) or left out (0)',
+  labelNames: ['replica'] as const,
+  registers: [registry],
+});
+export const replicaLag = new Gauge({
+  name: 'agora_database_replica_lag_seconds',
+  help: "How far a read replica's replay is behind the primary's WAL, as of its last check",
+  labelNames: ['replica'] as const,
+  registers: [registry],
+});
+export const databaseReads = new Counter({
+  name: 'agora_database_reads_total',
+  help: 'Requests of routes that may read from a replica, by where they read (a replica, or primary) and why',
+  labelNames: ['target', 'reason'] as const,
+  registers: [registry],
+});
+
 export const jobDuration = new Histogram({
   name: 'agora_job_duration_seconds',
   help: 'Processing time of a job attempt, by queue, job name and outcome (completed | failed)',

@@ -2,6 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Config } from './config.js';
 import { openDatabase, type Database } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
+import { openReadReplicas, routedDatabase, type ReadReplicas } from './db/replicas/index.js';
 import type { Logger } from './logger.js';
 import { createQueues, type Queues } from './queues/producer.js';
 import { connectRedis, type Redis } from './redis.js';
@@ -11,6 +12,12 @@ export interface Runtime {
   config: Config;
   logger: Logger;
   database: Database;
+  /**
+   * The read replicas of DATABASE_READ_URLS, opened where `readReplicas` is asked for (the Q&A role), else
+   * undefined: `database.db` then reads from one of them inside `onReplica` scopes (services/http/read-replicas.ts)
+   * and from the primary everywhere else.
+   */
+  replicas: ReadReplicas | undefined;
   /** Fail-fast connection for commands (rate limits, caches, producers). */
   redis: Redis;
   redisUrl: string;
@@ -22,7 +29,7 @@ export async function openRuntime(
   config: Config,
   logger: Logger,
   redisUrl: string,
-  options: { migrate?: boolean; service?: boolean } = {},
+  options: { migrate?: boolean; service?: boolean; readReplicas?: boolean } = {},
 ): Promise<Runtime> {
   const target = {
     databaseUrl: config.databaseUrl,
@@ -48,19 +55,36 @@ export async function openRuntime(
     await database.close();
     throw err;
   }
+  let replicas: ReadReplicas | undefined;
+  if (options.readReplicas && config.databaseReadUrls.length > 0) {
+    try {
+      replicas = await openReadReplicas({
+        urls: config.databaseReadUrls,
+        primary: database,
+        maxLagMs: config.databaseReplicaMaxLagMs,
+        statementTimeoutMs: config.databaseStatementTimeoutMs,
+        logger,
+      });
+    } catch (err) {
+      await database.close();
+      throw err;
+    }
+  }
   const redis = connectRedis(redisUrl, 'producer');
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
   const queues = createQueues(redis, config.queuePrefix);
   return {
     config,
     logger,
-    database,
+    database: replicas ? routedDatabase(database) : database,
+    replicas,
     redis,
     redisUrl,
     queues,
     async close() {
       await queues.close();
       redis.disconnect();
+      await replicas?.close();
       await database.close();
     },
   };

@@ -25,6 +25,8 @@ export interface ReadCacheOptions {
   /** Longest life of an entry; 0 turns the cache off (the plugin then adds nothing). */
   ttlMs: number;
   maxBytes: number;
+  /** Longest life of an answer read from a replica (request.readFrom, read-replicas.ts); absent: ttlMs. */
+  replicaEntryTtlMs?: number;
 }
 
 interface Entry {
@@ -63,7 +65,7 @@ function copyOutOfPool(payload: Buffer): Buffer {
  * counted (same X-RateLimit-* headers, same 429s), and the ETag plugin's onSend still tags the hit's body (304s).
  */
 export const readCachePlugin = fp<ReadCacheOptions>(
-  async (app: FastifyInstance, { database, ttlMs, maxBytes }) => {
+  async (app: FastifyInstance, { database, ttlMs, maxBytes, replicaEntryTtlMs }) => {
     if (ttlMs <= 0) return;
     app.decorateRequest('readCache', null);
 
@@ -133,10 +135,17 @@ export const readCachePlugin = fp<ReadCacheOptions>(
       if (reply.statusCode !== 200 || reply.hasHeader('set-cookie')) return payload;
       if (!(typeof payload === 'string' || Buffer.isBuffer(payload))) return payload;
       const contentType = reply.getHeader('content-type');
-      cache.set(request.url, {
-        body: typeof payload === 'string' ? payload : copyOutOfPool(payload),
-        contentType: typeof contentType === 'string' ? contentType : 'application/json; charset=utf-8',
-      });
+      const fromReplica = request.readFrom != null && request.readFrom !== 'primary';
+      cache.set(
+        request.url,
+        {
+          body: typeof payload === 'string' ? payload : copyOutOfPool(payload),
+          contentType: typeof contentType === 'string' ? contentType : 'application/json; charset=utf-8',
+        },
+        fromReplica && replicaEntryTtlMs !== undefined
+          ? { ttl: Math.min(ttlMs, replicaEntryTtlMs) }
+          : undefined,
+      );
       return payload;
     });
   },

@@ -10,6 +10,7 @@ import { metricsPlugin } from '../http/metrics.js';
 import { adminPlugin } from '../admin/plugin.js';
 import { rateLimitPlugin } from '../http/rate-limit.js';
 import { readCachePlugin } from '../http/read-cache.js';
+import { readReplicaPlugin, replicaReadiness } from '../http/read-replicas.js';
 import { createHttpApp } from '../http/server.js';
 import type { QaDeps } from './deps.js';
 import { QA_AUTH_CHALLENGE, registerOpenApi } from './openapi.js';
@@ -58,8 +59,21 @@ export async function buildQaApp(deps: QaDeps) {
     database: deps.database,
     ttlMs: deps.config.qa.readCacheTtlMs,
     maxBytes: deps.config.qa.readCacheMaxMb * 2 ** 20,
+    // An answer read from a replica may predate a write whose notification already emptied the cache: it is kept
+    // no longer than a replica in use may lag.
+    replicaEntryTtlMs: deps.replicas ? deps.config.databaseReplicaMaxLagMs : undefined,
   });
-  await app.register(healthRoutes, serviceReadiness('qa', readinessChecks(deps)));
+  // Opted-in GET routes read from a replica unless the caller wrote recently (docs/operations.md, "Read replicas").
+  await app.register(readReplicaPlugin, {
+    replicas: deps.replicas,
+    redis: deps.redis,
+    prefix: deps.config.queuePrefix,
+  });
+  const readiness = serviceReadiness('qa', readinessChecks(deps));
+  await app.register(healthRoutes, {
+    ...readiness,
+    optional: { ...readiness.optional, ...replicaReadiness(deps.replicas) },
+  });
   await registerOpenApi(app);
   registerHome(app, {
     service: 'Agora Q&A',

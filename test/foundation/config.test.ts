@@ -75,3 +75,29 @@ describe('configuration', () => {
     expect(() => loadConfig({ TRUST_PROXY: 'everyone' })).toThrow(ConfigError);
   });
 });
+
+describe('read replica configuration', () => {
+  it('reads DATABASE_READ_URLS as a list of PostgreSQL URLs, with the max lag', () => {
+    const config = loadConfig({
+      DATABASE_URL: 'postgres://app@primary.internal:5432/agora',
+      DATABASE_READ_URLS:
+        'postgres://app@replica-1.internal/agora, postgresql://app@replica-2.internal:6432/agora',
+      DATABASE_REPLICA_MAX_LAG_MS: '500',
+    });
+    expect(config.databaseReadUrls).toEqual([
+      'postgres://app@replica-1.internal/agora',
+      'postgresql://app@replica-2.internal:6432/agora',
+    ]);
+    expect(config.databaseReplicaMaxLagMs).toBe(500);
+    expect(loadConfig({}).databaseReadUrls).toEqual([]);
+  });
+
+  it('refuses replicas without DATABASE_URL (the embedded database has none) and URLs that are not PostgreSQL', () => {
+    expect(() => loadConfig({ DATABASE_READ_URLS: 'postgres://replica/agora' })).toThrow(
+      /DATABASE_READ_URLS needs DATABASE_URL/,
+    );
+    expect(() =>
+      loadConfig({ DATABASE_URL: 'postgres://primary/agora', DATABASE_READ_URLS: 'mysql://replica/agora' }),
+    ).toThrow(/DATABASE_READ_URLS: "mysql:\/\/replica\/agora" not a postgres:\/\/ URL/);
+  });
+});

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
-const BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
+export const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
 
 /**
  * A PostgreSQL server of the test's own (initdb + pg_ctl on its own port and data directory), so that the test
@@ -18,35 +18,31 @@ export interface PrivatePostgres {
   /** pg_ctl stop in fast mode: open sessions are terminated, new connections refused until start(). */
   stop(): Promise<void>;
   start(): Promise<void>;
+  /** pg_ctl stop in immediate mode: every process of the server quits at once, as if killed (a crash restart). */
+  kill(): Promise<void>;
   destroy(): Promise<void>;
 }
 
-const asPostgresUser = (command: string, args: string[]) =>
+export const asPostgresUser = (command: string, args: string[]) =>
   process.getuid?.() === 0 ? run('runuser', ['-u', 'postgres', '--', command, ...args]) : run(command, args);
 
-export async function startPrivatePostgres(port: number): Promise<PrivatePostgres> {
+/** A temporary directory the server's OS user owns (mode 0700, as PostgreSQL demands of its data directory). */
+export async function serverDirectory(): Promise<string> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'agora-pg-'));
-  const data = path.join(dir, 'data');
   if (process.getuid?.() === 0) {
     const { stdout } = await run('id', ['-u', 'postgres']);
-    const uid = Number(stdout.trim());
-    chownSync(dir, uid, -1);
+    chownSync(dir, Number(stdout.trim()), -1);
     chmodSync(dir, 0o700);
   }
-  await asPostgresUser(`${BIN}/initdb`, [
-    '-D',
-    data,
-    '-U',
-    'postgres',
-    '-A',
-    'trust',
-    '--no-sync',
-    '-E',
-    'UTF8',
-  ]);
+  return dir;
+}
+
+/** Runs the server whose data directory is `<dir>/data` on port; the socket and the log stay in dir. */
+export async function runServer(dir: string, port: number): Promise<PrivatePostgres> {
+  const data = path.join(dir, 'data');
   const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100`;
   const pgCtl = (...args: string[]) =>
-    asPostgresUser(`${BIN}/pg_ctl`, ['-D', data, '-l', path.join(dir, 'log'), '-o', options, ...args]);
+    asPostgresUser(`${PG_BIN}/pg_ctl`, ['-D', data, '-l', path.join(dir, 'log'), '-o', options, ...args]);
   const start = async () => {
     await pgCtl('-w', '-t', '60', 'start');
   };
@@ -58,9 +54,30 @@ export async function startPrivatePostgres(port: number): Promise<PrivatePostgre
     stop: async () => {
       await pgCtl('-w', '-t', '60', '-m', 'fast', 'stop');
     },
+    kill: async () => {
+      await pgCtl('-w', '-t', '60', '-m', 'immediate', 'stop');
+    },
     async destroy() {
       await pgCtl('-w', '-t', '60', '-m', 'immediate', 'stop').catch(() => {});
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+export async function startPrivatePostgres(port: number): Promise<PrivatePostgres> {
+  const dir = await serverDirectory();
+  // initdb's defaults suit streaming replication already: wal_level=replica, max_wal_senders=10, and pg_hba.conf
+  // lets local connections (trust, -A) open replication sessions (postgres-replica.ts).
+  await asPostgresUser(`${PG_BIN}/initdb`, [
+    '-D',
+    path.join(dir, 'data'),
+    '-U',
+    'postgres',
+    '-A',
+    'trust',
+    '--no-sync',
+    '-E',
+    'UTF8',
+  ]);
+  return runServer(dir, port);
 }

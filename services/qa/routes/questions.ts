@@ -73,10 +73,12 @@ export const questionsRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = asyn
     async (request) => ({ success: true as const, data: await questions.list(request.query) }),
   );
 
-  // Not in the read cache: every read counts a view (a cached answer would skip the handler).
+  // Not in the read cache: every read counts a view (a cached answer would skip the handler). The view goes to
+  // Redis, so the read itself may come from a replica.
   app.get(
     '/questions/:id',
     {
+      config: { readReplica: true },
       schema: {
         tags: ['questions'],
         summary: 'One question by id or slug, or several by ids',
