@@ -2,10 +2,10 @@
  * `npm run import:stackexchange` on a generated dump of N posts (issue 22 item 5): the bench writes the dump
  * (bench/lib/stackexchange-dump.ts) into a temporary folder, imports it into a database of its own and reports
  * wall time, posts per second, CPU seconds of the importing process and of its PostgreSQL backends, and peak RSS.
- * With `--seed yes` it then seeds as many posts (questions + answers) into another database, so the two rates
- * per post compare in one run.
+ * With `--before DIR` another checkout imports the same dump into a database of its own first; with `--seed yes`
+ * this checkout then seeds as many posts (questions + answers) into another database: the rates compare in one run.
  *
- *   npx tsx bench/qa-import.ts --posts 100000 [--seed yes] [--database agora_bench_import] [--keep yes]
+ *   npx tsx bench/qa-import.ts --posts 100000 [--before ../agora-baseline] [--seed yes] [--database agora_bench_import] [--keep yes]
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -19,7 +19,7 @@ import { markdownTable } from './lib/table.js';
 
 const args = parseBenchArgs(
   { posts: [100_000, 100, 3_000_000] },
-  { database: 'agora_bench_import', seed: 'no', keep: 'no' },
+  { database: 'agora_bench_import', before: '', seed: 'no', keep: 'no' },
 );
 const log = (line: string) => process.stderr.write(`${line}\n`);
 const round = (n: number) => Math.round(n * 10) / 10;
@@ -44,18 +44,26 @@ async function main() {
     const dump = await writeStackExchangeDump(dir, args.posts);
     log(`  ${JSON.stringify(dump)}`);
 
-    log(`importing it into ${args.database}…`);
-    const databaseUrl = await recreateDatabase(args.database);
-    const imported = await measureChild({
-      dir: ROOT,
-      script: 'bin/import-stackexchange.ts',
-      args: [dir],
-      databaseUrl,
-      database: args.database,
-    });
-    log(`  ${/Imported .*/.exec(imported.output)?.[0] ?? ''}`);
-    row('import (npm run import:stackexchange)', dump.posts, imported);
-    if (args.keep !== 'yes') await dropDatabase(args.database);
+    const versions = [{ label: 'import, this checkout', dir: ROOT, database: args.database }];
+    if (args.before)
+      versions.unshift({
+        label: `import, before (${args.before})`,
+        dir: args.before,
+        database: `${args.database}_before`,
+      });
+    for (const v of versions) {
+      log(`${v.label}: importing it into ${v.database}…`);
+      const imported = await measureChild({
+        dir: v.dir,
+        script: 'bin/import-stackexchange.ts',
+        args: [dir],
+        databaseUrl: await recreateDatabase(v.database),
+        database: v.database,
+      });
+      log(`  ${/Imported .*/.exec(imported.output)?.[0] ?? ''}`);
+      row(v.label, dump.posts, imported);
+      if (args.keep !== 'yes') await dropDatabase(v.database);
+    }
 
     if (args.seed === 'yes') {
       // The seed's posts per question (1 + answers) is about 2.5: seed as many questions as give the dump's posts.
@@ -72,7 +80,7 @@ async function main() {
       const summary = /Seeded .*/.exec(seeded.output)?.[0] ?? '';
       log(`  ${summary}`);
       const answers = Number(/(\d+) answers/.exec(summary)?.[1] ?? 0);
-      row('seed (npm run seed)', probe + answers, seeded);
+      row('seed, this checkout', probe + answers, seeded);
       if (args.keep !== 'yes') await dropDatabase(database);
     }
   } finally {
