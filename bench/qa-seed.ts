@@ -9,11 +9,9 @@
  *
  * Each version seeds `<database>_before` / `<database>` (recreated; dropped at the end unless `--keep yes`).
  */
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import { parseBenchArgs } from './lib/args.js';
+import { measureChild } from './lib/child-cost.js';
 import { dropDatabase, recreateDatabase } from './lib/postgres.js';
 import { ROOT } from './lib/processes.js';
 import { markdownTable } from './lib/table.js';
@@ -23,79 +21,17 @@ const args = parseBenchArgs(
   { database: 'agora_bench_seed', before: '', keep: 'no' },
 );
 const log = (line: string) => process.stderr.write(`${line}\n`);
-const TICKS_PER_SECOND = 100;
 
-interface Sample {
-  ticks: number;
-  rssKiB: number;
-}
-
-/** CPU ticks and RSS of the processes whose command line matches, read from /proc. */
-function sample(match: (cmdline: string) => boolean): Map<number, Sample> {
-  const found = new Map<number, Sample>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').replaceAll('\0', ' ');
-      if (!match(cmdline)) continue;
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const rss = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${name}/status`, 'utf8'))?.[1];
-      found.set(Number(name), { ticks: Number(fields[11]) + Number(fields[12]), rssKiB: Number(rss ?? 0) });
-    } catch {
-      // ended meanwhile
-    }
-  }
-  return found;
-}
-
-interface Result {
-  seconds: number;
-  nodeCpu: number;
-  postgresCpu: number;
-  peakRssMiB: number;
-  summary: string;
-}
-
-async function seed(dir: string, database: string): Promise<Result> {
-  const url = await recreateDatabase(database);
-  const started = performance.now();
-  const child = spawn(
-    `${dir}/node_modules/.bin/tsx`,
-    ['bin/seed.ts', '--questions', String(args.questions)],
-    {
-      cwd: dir,
-      env: { ...process.env, DATABASE_URL: url },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let output = '';
-  child.stdout.on('data', (c: Buffer) => (output += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (output = (output + c.toString()).slice(-4000)));
-  // The highest tick count seen per process: a backend is gone once the seed disconnects.
-  const node = new Map<number, Sample>();
-  const postgres = new Map<number, Sample>();
-  let peakRss = 0;
-  const poll = () => {
-    const seeders = sample((c) => c.includes('bin/seed.ts') && !c.includes('qa-seed'));
-    for (const [pid, s] of seeders) node.set(pid, s);
-    peakRss = Math.max(peakRss, ...[...seeders.values()].map((s) => s.rssKiB));
-    for (const [pid, s] of sample((c) => c.startsWith('postgres: ') && c.includes(` ${database} `)))
-      postgres.set(pid, s);
-  };
-  const timer = setInterval(poll, 250);
-  const [code] = (await once(child, 'exit')) as [number];
-  clearInterval(timer);
-  if (code !== 0) throw new Error(`seed in ${dir} exited with ${code}:\n${output}`);
-  const seconds = (performance.now() - started) / 1000;
-  const cpu = (m: Map<number, Sample>) => [...m.values()].reduce((n, s) => n + s.ticks, 0) / TICKS_PER_SECOND;
-  return {
-    seconds,
-    nodeCpu: cpu(node),
-    postgresCpu: cpu(postgres),
-    peakRssMiB: Math.round(peakRss / 1024),
-    summary: /Seeded .*/.exec(output)?.[0] ?? '',
-  };
+async function seed(dir: string, database: string) {
+  const databaseUrl = await recreateDatabase(database);
+  const cost = await measureChild({
+    dir,
+    script: 'bin/seed.ts',
+    args: ['--questions', String(args.questions)],
+    databaseUrl,
+    database,
+  });
+  return { ...cost, summary: /Seeded .*/.exec(cost.output)?.[0] ?? '' };
 }
 
 async function main() {

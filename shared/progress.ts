@@ -1,7 +1,7 @@
 /**
  * Progress of a long bulk load (seed, import): rows written per table, the rate and, when the size of the main
- * table is known, an ETA. On a terminal one line is redrawn in place; otherwise (CI, logs) a line is printed
- * every interval, so a long load is never silent.
+ * table is known, an ETA. On a terminal one line is redrawn in place, with a bar when the share is known;
+ * otherwise (CI, logs) a plain line is printed every interval, so a long load is never silent.
  */
 export interface Progress {
   /** Counts rows written to a table. */
@@ -20,6 +20,11 @@ export interface ProgressOptions {
 }
 
 const number = (n: number) => n.toLocaleString('en-US');
+const BAR_WIDTH = 20;
+const bar = (share: number) => {
+  const filled = Math.round(share * BAR_WIDTH);
+  return `[${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}]`;
+};
 
 function duration(seconds: number): string {
   if (!Number.isFinite(seconds)) return '?';
@@ -44,7 +49,7 @@ export function createProgress(options: ProgressOptions): Progress {
       const done = rows.get(options.main.table) ?? 0;
       const share = Math.min(1, done / Math.max(1, options.main.total));
       const eta = share > 0 ? (seconds * (1 - share)) / share : Infinity;
-      head += ` ${Math.floor(share * 100)}% · ETA ${duration(eta)}`;
+      head += `${tty ? ` ${bar(share)}` : ''} ${Math.floor(share * 100)}% · ETA ${duration(eta)}`;
     }
     const rate = seconds > 0 ? Math.round(written / seconds) : 0;
     return `${head} · ${number(rate)} rows/s · ${parts.join(', ')}`;

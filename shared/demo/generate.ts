@@ -38,44 +38,14 @@ const HOUR = 3_600_000;
 export const usersFor = (questions: number) => Math.max(40, Math.ceil(questions / 4));
 
 export async function generateDemo(session: BulkSession, options: DemoOptions): Promise<DemoCounts> {
-  const random = new Random(options.seed ?? 20_240_601);
+  const seed = options.seed ?? 20_240_601;
+  const random = new Random(seed);
   const batchSize = options.batchSize ?? 2000;
   const ins = (table: string, cols: ConstructorParameters<typeof BatchInserter>[2]) =>
     new BatchInserter(session, table, cols, { batchSize });
   const I = 'int' as const;
   const T = 'text' as const;
   const D = 'timestamptz' as const;
-
-  const users = ins('users', [
-    { name: 'id', type: I },
-    { name: 'username', type: T },
-    { name: 'display_name', type: T },
-    { name: 'avatar', type: T },
-    { name: 'bio', type: T },
-    { name: 'reputation', type: I },
-    { name: 'badge_gold', type: I },
-    { name: 'badge_silver', type: I },
-    { name: 'badge_bronze', type: I },
-    { name: 'created_at', type: D },
-  ]);
-  const userCount = usersFor(options.questions);
-  for (let i = 1; i <= userCount; i++) {
-    const u = makeUser(random, i, TOPICS);
-    const joined = new Date(START - random.int(0, 3 * 365) * 86_400_000 - random.int(0, 86_399) * 1000);
-    await users.add([
-      i,
-      u.username,
-      u.displayName,
-      u.avatar,
-      u.bio,
-      u.reputation,
-      u.gold,
-      u.silver,
-      u.bronze,
-      joined,
-    ]);
-  }
-  await users.flush();
 
   const categories = ins('categories', [
     { name: 'id', type: I },
@@ -92,6 +62,10 @@ export async function generateDemo(session: BulkSession, options: DemoOptions): 
     { name: 'description', type: T },
     { name: 'created_at', type: D },
   ]);
+  const userCount = usersFor(options.questions);
+  // Written into users.questions_count / answers_count, so that the final recount finds nothing to update.
+  const questionsBy = new Int32Array(userCount + 1);
+  const answersBy = new Int32Array(userCount + 1);
   const tagIds = new Map<string, number>();
   for (const [k, topic] of TOPICS.entries()) {
     await categories.add([
@@ -148,6 +122,7 @@ export async function generateDemo(session: BulkSession, options: DemoOptions): 
     { name: 'content', type: T },
     { name: 'votes', type: I },
     { name: 'is_accepted', type: 'bool' },
+    { name: 'accepted_at', type: D },
     { name: 'created_at', type: D },
     { name: 'updated_at', type: D },
   ]);
@@ -176,6 +151,8 @@ export async function generateDemo(session: BulkSession, options: DemoOptions): 
   // Active users write most posts: an author is drawn with a bias towards low ids.
   const author = () => 1 + Math.floor(userCount * random.next() ** 2.2);
   const topicOf = () => TOPICS[Math.floor(TOPICS.length * random.next() ** 1.4)]!;
+  // Only bare slugs are remembered: a suffixed one (`-<id>`) is unique by construction, and the number of distinct
+  // titles is bounded by the vocabulary, so this set stops growing however many questions are seeded.
   const usedSlugs = new Set<string>();
   let answerId = 0;
   let commentId = 0;
@@ -236,8 +213,9 @@ export async function generateDemo(session: BulkSession, options: DemoOptions): 
     const title = questionTitle(random, topic);
     const base = slugify(title) || 'question';
     const slug = usedSlugs.has(base) ? `${base}-${id}` : base;
-    usedSlugs.add(slug);
+    usedSlugs.add(base);
     const authorId = author();
+    questionsBy[authorId]!++;
     const names = random.sample(
       topic.tags.map(([name]) => name),
       1 + Math.min(4, random.geometric(0.9)),
@@ -251,9 +229,11 @@ export async function generateDemo(session: BulkSession, options: DemoOptions): 
     const answerCount = random.chance(0.2) ? 0 : Math.min(30, 1 + random.geometric(hot ? 4 : 1));
     const answerRows: Array<{ id: number; author: number; created: number; content: string }> = [];
     for (let k = 0; k < answerCount; k++) {
+      const answerAuthor = author();
+      answersBy[answerAuthor]!++;
       answerRows.push({
         id: ++answerId,
-        author: author(),
+        author: answerAuthor,
         created: created + HOUR * (1 + random.geometric(20)),
         content: answerBody(random, topic),
       });
@@ -290,12 +270,49 @@ export async function generateDemo(session: BulkSession, options: DemoOptions): 
         a.content,
         answerScore,
         k === accepted,
+        k === accepted ? new Date(a.created) : null,
         new Date(a.created),
         new Date(a.created),
       ]);
       await addComments({ answer: a.id }, topic, a.created, 0.5);
     }
   }
+  // Users last, with their post counts (known only now), from a PRNG stream of their own.
+  const people = new Random((seed ^ 0x9e3779b9) >>> 0);
+  const users = ins('users', [
+    { name: 'id', type: I },
+    { name: 'username', type: T },
+    { name: 'display_name', type: T },
+    { name: 'avatar', type: T },
+    { name: 'bio', type: T },
+    { name: 'reputation', type: I },
+    { name: 'badge_gold', type: I },
+    { name: 'badge_silver', type: I },
+    { name: 'badge_bronze', type: I },
+    { name: 'questions_count', type: I },
+    { name: 'answers_count', type: I },
+    { name: 'created_at', type: D },
+  ]);
+  for (let i = 1; i <= userCount; i++) {
+    const u = makeUser(people, i, TOPICS);
+    const joined = new Date(START - people.int(0, 3 * 365) * 86_400_000 - people.int(0, 86_399) * 1000);
+    await users.add([
+      i,
+      u.username,
+      u.displayName,
+      u.avatar,
+      u.bio,
+      u.reputation,
+      u.gold,
+      u.silver,
+      u.bronze,
+      questionsBy[i]!,
+      answersBy[i]!,
+      joined,
+    ]);
+  }
+  await users.flush();
+
   // Foreign-key checks are triggers, off during the load: batches may land in any order inside the transaction.
   for (const batch of [questions, questionTags, answers, comments, votes]) await batch.flush();
 

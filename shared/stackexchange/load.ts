@@ -51,17 +51,23 @@ export async function loadStaged(
        FROM se_badges GROUP BY user_id),
      named AS (
        SELECT u.*, count(*) OVER (PARTITION BY u.username_base) AS same FROM se_users u),
+     posts AS (
+       SELECT owner, count(*) FILTER (WHERE kind = 1) AS questions, count(*) FILTER (WHERE kind = 2) AS answers
+       FROM (SELECT owner, 1 AS kind FROM se_questions UNION ALL SELECT owner, 2 FROM se_answers) p GROUP BY owner),
      upserted AS (
-       INSERT INTO users (id, username, display_name, avatar, bio, reputation, badge_gold, badge_silver, badge_bronze, created_at)
+       INSERT INTO users (id, username, display_name, avatar, bio, reputation, badge_gold, badge_silver, badge_bronze,
+                          questions_count, answers_count, created_at)
        SELECT n.id,
               CASE WHEN n.username_base = '' OR n.same > 1 THEN concat_ws('-', nullif(n.username_base, ''), 'user', n.id)
                    ELSE n.username_base END,
               n.display_name, n.avatar, n.about, n.reputation,
-              coalesce(b.gold, 0), coalesce(b.silver, 0), coalesce(b.bronze, 0), coalesce(n.created, now())
-       FROM named n LEFT JOIN badges b ON b.user_id = n.id
+              coalesce(b.gold, 0), coalesce(b.silver, 0), coalesce(b.bronze, 0),
+              coalesce(p.questions, 0), coalesce(p.answers, 0), coalesce(n.created, now())
+       FROM named n LEFT JOIN badges b ON b.user_id = n.id LEFT JOIN posts p ON p.owner = n.id
        ON CONFLICT (id) DO UPDATE SET username = EXCLUDED.username, display_name = EXCLUDED.display_name,
          avatar = EXCLUDED.avatar, bio = EXCLUDED.bio, reputation = EXCLUDED.reputation,
          badge_gold = EXCLUDED.badge_gold, badge_silver = EXCLUDED.badge_silver, badge_bronze = EXCLUDED.badge_bronze,
+         questions_count = EXCLUDED.questions_count, answers_count = EXCLUDED.answers_count,
          created_at = EXCLUDED.created_at
        RETURNING 1)
      SELECT count(*) AS n FROM upserted`,
@@ -106,28 +112,40 @@ export async function loadStaged(
     `INSERT INTO tags (name, slug) SELECT name, slug FROM se_tags WHERE id IS NULL ON CONFLICT (name) DO NOTHING`,
   );
 
-  // Questions: the dump's ids; slugs from titles, the first of equal titles keeps the bare slug.
+  // Questions: the dump's ids; slugs from titles, the first of equal titles keeps the bare slug. The counters
+  // (answers, acceptance, tags, votes: the vote rows below sum to the score) are written with the row, as
+  // agora_recount() would compute them: an UPDATE afterwards would rewrite every row and its search vector.
   const questions = await one(
     session,
     `WITH slugged AS (
        SELECT q.*, row_number() OVER (PARTITION BY q.slug_base ORDER BY q.id) AS nth FROM se_questions q),
+     answered AS (
+       SELECT a.parent AS id, count(*) AS n, bool_or(q.accepted = a.id) AS accepted
+       FROM se_answers a JOIN se_questions q ON q.id = a.parent GROUP BY a.parent),
      upserted AS (
-       INSERT INTO questions (id, title, slug, content, author_id, votes, views, created_at, updated_at)
+       INSERT INTO questions (id, title, slug, content, author_id, votes, views, answers_count, has_accepted,
+                              tag_names, created_at, updated_at)
        SELECT q.id, q.title,
               CASE WHEN q.slug_base = '' THEN 'question-' || q.id WHEN q.nth > 1 THEN q.slug_base || '-' || q.id ELSE q.slug_base END,
-              q.body, ${author('q')}, q.score, q.views, q.created, q.edited
-       FROM slugged q
+              q.body, ${author('q')}, q.score, q.views, coalesce(c.n, 0), coalesce(c.accepted, false),
+              coalesce((SELECT array_agg(DISTINCT t.name ORDER BY t.name) FROM unnest(string_to_array(q.tags, '|')) AS n(name)
+                        JOIN tags t ON t.name = n.name), '{}'),
+              q.created, q.edited
+       FROM slugged q LEFT JOIN answered c ON c.id = q.id
        ON CONFLICT (id) DO UPDATE SET title = EXCLUDED.title, slug = EXCLUDED.slug, content = EXCLUDED.content,
          author_id = EXCLUDED.author_id, votes = EXCLUDED.votes, views = EXCLUDED.views,
+         answers_count = EXCLUDED.answers_count, has_accepted = EXCLUDED.has_accepted, tag_names = EXCLUDED.tag_names,
          created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at
        RETURNING 1)
      SELECT count(*) AS n FROM upserted`,
   );
   await session.query(`DELETE FROM question_tags WHERE question_id IN (SELECT id FROM se_questions)`);
   await session.query(
-    `INSERT INTO question_tags (question_id, tag_id)
-     SELECT DISTINCT q.id, t.id FROM se_questions q CROSS JOIN LATERAL unnest(string_to_array(q.tags, '|')) AS n(name)
-     JOIN tags t ON t.name = n.name WHERE q.tags <> ''`,
+    `INSERT INTO question_tags (question_id, tag_id, created_at, votes, views, answers_count)
+     SELECT DISTINCT ON (q.id, t.id) q.id, t.id, q.created_at, q.votes, q.views, q.answers_count
+     FROM se_questions s JOIN questions q ON q.id = s.id
+     CROSS JOIN LATERAL unnest(string_to_array(s.tags, '|')) AS n(name) JOIN tags t ON t.name = n.name
+     WHERE s.tags <> ''`,
   );
 
   // Answers: accepted when their question names them. Clear old flags first: the one-accepted-answer index
@@ -138,10 +156,10 @@ export async function loadStaged(
   const answers = await one(
     session,
     `WITH upserted AS (
-       INSERT INTO answers (id, question_id, author_id, content, votes, is_accepted, created_at, updated_at)
-       SELECT a.id, a.parent, ${author('a')}, a.body, a.score,
-              EXISTS (SELECT 1 FROM se_questions q WHERE q.id = a.parent AND q.accepted = a.id), a.created, a.edited
-       FROM se_answers a
+       INSERT INTO answers (id, question_id, author_id, content, votes, is_accepted, accepted_at, created_at, updated_at)
+       SELECT a.id, a.parent, ${author('a')}, a.body, a.score, q.accepted IS NOT DISTINCT FROM a.id,
+              CASE WHEN q.accepted = a.id THEN a.created END, a.created, a.edited
+       FROM se_answers a JOIN se_questions q ON q.id = a.parent
        ON CONFLICT (id) DO UPDATE SET question_id = EXCLUDED.question_id, author_id = EXCLUDED.author_id,
          content = EXCLUDED.content, votes = EXCLUDED.votes, is_accepted = EXCLUDED.is_accepted,
          created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at

@@ -35,6 +35,16 @@ describe('progress of a bulk load', () => {
     expect(last.slice(5)).toMatch(/^importing · [\d,]+ rows\/s · se_posts 2,000\n$/);
   });
 
+  it('draws a bar of the main table share on a terminal', () => {
+    const { stream, chunks } = recorder(true);
+    const progress = createProgress({ label: 'seeding', main: { table: 'questions', total: 400 }, stream });
+    progress.add('questions', 100);
+    progress.done();
+    expect(chunks.at(-1)!.slice(5)).toMatch(
+      /^seeding \[#{5}-{15}\] 25% · ETA \S+ s · [\d,]+ rows\/s · questions 100\n$/,
+    );
+  });
+
   it('prints nothing for a load that wrote nothing', () => {
     const { stream, chunks } = recorder(false);
     createProgress({ label: 'seeding', stream }).done();

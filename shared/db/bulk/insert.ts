@@ -29,9 +29,16 @@ export function unnestInsert(table: string, columns: readonly Column[], suffix =
  * upsert), else by one unnest INSERT per batch; call `flush()` at the end.
  */
 export class BatchInserter {
+  /** Column-wise values for the INSERT path (one array literal per column). */
   private readonly columns: Cell[][];
-  private readonly text: string;
+  /** The COPY path's batch, already in COPY text: no per-row object outlives add(). */
+  private copyText = '';
+  private readonly insertText: string;
+  private readonly batchSize: number;
+  private readonly useCopy: boolean;
   private pending = 0;
+  /** The batch PostgreSQL is still copying, while the next one is being built. */
+  private inflight: Promise<void> | undefined;
   written = 0;
 
   constructor(
@@ -42,43 +49,16 @@ export class BatchInserter {
   ) {
     this.batchSize = options.batchSize ?? 5000;
     this.columns = schema.map(() => []);
-    this.text = unnestInsert(table, schema, options.suffix);
-    this.suffix = options.suffix ?? '';
+    this.insertText = unnestInsert(table, schema, options.suffix);
+    this.useCopy = session.copy !== undefined && !options.suffix;
   }
-
-  private readonly suffix: string;
-  /** The batch PostgreSQL is still copying, while the next one is being built. */
-  private inflight: Promise<void> | undefined;
-
-  /**
-   * Builds the batch's COPY text, waits for this table's previous batch, then sends this one without waiting for
-   * it: the rows of the next batch are generated while PostgreSQL writes these (two cores busy instead of one,
-   * turn by turn), and at most two batches per table are in memory.
-   */
-  private async writeByCopy(copy: NonNullable<BulkSession['copy']>): Promise<void> {
-    const n = this.pending;
-    let text = '';
-    for (let r = 0; r < n; r++) text += copyRow(this.columns.map((values) => values[r]));
-    for (const values of this.columns) values.length = 0;
-    this.pending = 0;
-    await this.inflight;
-    const names = this.schema.map((c) => c.name);
-    const sent = copy(this.table, names, text).then(() => {
-      this.written += n;
-      this.session.progress?.add(this.table, n);
-    });
-    // Awaited by the next batch or by flush(); until then a failure must not count as unhandled.
-    sent.catch(() => {});
-    this.inflight = sent;
-  }
-
-  private readonly batchSize: number;
 
   /** Adds one row, values in column order; writes the batch when it is full. */
   async add(row: readonly Cell[]): Promise<void> {
     if (row.length !== this.schema.length)
       throw new Error(`expected ${this.schema.length} values, got ${row.length}`);
-    for (let i = 0; i < row.length; i++) this.columns[i]!.push(row[i]);
+    if (this.useCopy) this.copyText += copyRow(row);
+    else for (let i = 0; i < row.length; i++) this.columns[i]!.push(row[i]);
     if (++this.pending >= this.batchSize) await this.write();
   }
 
@@ -90,12 +70,32 @@ export class BatchInserter {
 
   private async write(): Promise<void> {
     if (this.pending === 0) return;
-    if (this.session.copy && !this.suffix) return this.writeByCopy(this.session.copy);
-    const params = this.columns.map((values) => arrayLiteral(values));
-    for (const values of this.columns) values.length = 0;
     const n = this.pending;
     this.pending = 0;
-    await this.session.query(this.text, params);
+    if (this.useCopy) return this.writeByCopy(n);
+    const params = this.columns.map((values) => arrayLiteral(values));
+    for (const values of this.columns) values.length = 0;
+    await this.session.query(this.insertText, params);
+    this.counted(n);
+  }
+
+  /**
+   * Waits for this table's previous batch, then sends this one without waiting for it: the rows of the next
+   * batch are generated while PostgreSQL writes these (two cores busy instead of one, turn by turn), and at
+   * most two batches per table are in memory.
+   */
+  private async writeByCopy(n: number): Promise<void> {
+    const text = this.copyText;
+    this.copyText = '';
+    await this.inflight;
+    const names = this.schema.map((c) => c.name);
+    const sent = this.session.copy!(this.table, names, text).then(() => this.counted(n));
+    // Awaited by the next batch or by flush(); until then a failure must not count as unhandled.
+    sent.catch(() => {});
+    this.inflight = sent;
+  }
+
+  private counted(n: number): void {
     this.written += n;
     this.session.progress?.add(this.table, n);
   }
