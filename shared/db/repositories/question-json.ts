@@ -31,8 +31,11 @@ const comments = (condition: string) =>
   `(SELECT coalesce(json_agg(${COMMENT} ORDER BY c.created_at ASC, c.id ASC), '[]')
     FROM comments c JOIN users cu ON cu.id = c.author_id WHERE ${condition})`;
 
+/** A Question as JSON text, from `q` and its author `u`. */
+export const QUESTION_JSON = `json_strip_nulls(json_build_object(${QUESTION}))::text`;
+
 // $1 the question ids, in the order wanted; unknown ids are left out.
-const PAGE_SQL = `SELECT coalesce('[' || string_agg(json_strip_nulls(json_build_object(${QUESTION}))::text, ','
+const PAGE_SQL = `SELECT coalesce('[' || string_agg(${QUESTION_JSON}, ','
     ORDER BY page.n) || ']', '[]') AS json
   FROM unnest($1::int[]) WITH ORDINALITY AS page(id, n)
   JOIN questions q ON q.id = page.id JOIN users u ON u.id = q.author_id`;

@@ -1,9 +1,9 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { ValidationError } from '../../errors.js';
 import type { Db } from '../client.js';
-import type { JsonText } from '../json-text.js';
+import { JsonText } from '../json-text.js';
 import { iso, markdownOf, MAX_INT4, rows } from './pagination.js';
-import { questionJsonRepository } from './question-json.js';
+import { QUESTION_JSON, questionJsonRepository } from './question-json.js';
 import {
   emptyPagination,
   seekPage,
@@ -229,8 +229,8 @@ export function questionsRepository(db: Db) {
   return {
     /**
      * One page of questions with exact totals (maintained counters), by page number or by cursor (lib: seek.ts).
-     * The page's ids are found first on an index, then only the page's rows are read, joined to their authors and
-     * rendered as JSON by PostgreSQL (question-json.ts).
+     * The page's ids are found on an index, then only the page's rows are read, joined to their authors and rendered
+     * as JSON by PostgreSQL (question-json.ts), in the same statement.
      */
     async list(
       params: QuestionListParams,
@@ -250,13 +250,21 @@ export function questionsRepository(db: Db) {
         ...extra,
       ]);
       const id = found.order.keys.at(-1)!.expr;
-      const { items, pagination } = await seekPage<{ id: number }>(
+      const { items, pagination } = await seekPage<{ json: string }>(
         db,
-        { list, columns: sql`${id} AS id`, ...found },
+        {
+          list,
+          columns: sql`${id} AS id`,
+          render: {
+            columns: sql`${sql.raw(QUESTION_JSON)} AS json`,
+            join: sql`JOIN questions q ON q.id = page.id JOIN users u ON u.id = q.author_id`,
+          },
+          ...found,
+        },
         params,
       );
       return {
-        questions: await json.page(items.map((r) => r.id)),
+        questions: new JsonText(`[${items.map((r) => r.json).join(',')}]`),
         pagination: boundedPagination(pagination, found),
       };
     },
