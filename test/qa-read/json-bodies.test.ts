@@ -2,7 +2,7 @@ import Fastify from 'fastify';
 import { Type } from '@fastify/type-provider-typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildQaApp } from '../../services/qa/app.js';
-import { Pagination, Question, QuestionDetail, success } from '../../services/qa/schemas.js';
+import { Pagination, Question, QuestionDetail, success, User } from '../../services/qa/schemas.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { addAnswer, addComment, addQuestion, addTag, addUser, at } from './fixtures.js';
 
@@ -25,7 +25,12 @@ describe('question reads rendered by PostgreSQL', () => {
     runtime = await createTestRuntime({ RATE_LIMIT_ENABLED: 'false' });
     app = await buildQaApp(runtime);
     const db = runtime.database.db;
-    const author = await addUser(db, { username: 'writer', avatar: `https://example.test/${AWKWARD}` });
+    const author = await addUser(db, {
+      username: 'writer',
+      displayName: `Writer ${AWKWARD}`,
+      bio: AWKWARD,
+      avatar: `https://example.test/${AWKWARD}`,
+    });
     const other = await addUser(db, { username: 'other' });
     const tag = await addTag(db, 'hops');
     const marked = await addQuestion(db, {
@@ -65,6 +70,8 @@ describe('question reads rendered by PostgreSQL', () => {
     const list = success(Type.Object({ questions: Type.Array(Question), pagination: Pagination }));
     const detail = success(Type.Union([QuestionDetail, Type.Object({ questions: Type.Array(Question) })]));
     reference.post('/list', { schema: { response: { 200: list } } }, async (request) => request.body);
+    const users = success(Type.Object({ users: Type.Array(User), pagination: Pagination }));
+    reference.post('/users', { schema: { response: { 200: users } } }, async (request) => request.body);
     reference.post('/detail', { schema: { response: { 200: detail } } }, async (request) => request.body);
     await reference.ready();
   });
@@ -75,7 +82,7 @@ describe('question reads rendered by PostgreSQL', () => {
     await runtime?.close();
   });
 
-  const expectSerialiserBytes = async (url: string, route: '/list' | '/detail') => {
+  const expectSerialiserBytes = async (url: string, route: '/list' | '/detail' | '/users') => {
     const res = await app.inject(url);
     expect(res.statusCode, url).toBe(200);
     expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
@@ -94,6 +101,17 @@ describe('question reads rendered by PostgreSQL', () => {
     await expectSerialiserBytes(`/api/users/${ids.author}/questions`, '/list');
     const empty = await expectSerialiserBytes('/api/questions?tag=none', '/list');
     expect(empty.data.questions).toEqual([]);
+  });
+
+  it('users: every sort, a page past the first, a cursor', async () => {
+    for (const query of ['', '?sort=name', '?sort=newest&order=asc', '?sort=name&limit=1&page=2']) {
+      await expectSerialiserBytes(`/api/users${query}`, '/users');
+    }
+    const first = await expectSerialiserBytes('/api/users?sort=name&limit=1', '/users');
+    const cursor = (first.data.pagination as { next_cursor: string }).next_cursor;
+    const next = await expectSerialiserBytes(`/api/users?sort=name&limit=1&cursor=${cursor}`, '/users');
+    const second = await expectSerialiserBytes('/api/users?sort=name&limit=1&page=2', '/users');
+    expect(next.data.users).toEqual(second.data.users);
   });
 
   it('the detail with each include, by id and by slug, and several ids', async () => {

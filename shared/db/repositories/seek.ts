@@ -117,7 +117,7 @@ function after(order: SeekOrder, key: (string | number)[]): SQL {
 type KeyedRow = Record<string, unknown>;
 
 // The page's rows again in the order they were found, by their key columns (seek_k*): timestamps are fixed-width text
-// there, in UTC, so their byte order (COLLATE "C") is their order in time.
+// there, in UTC, so their byte order (COLLATE "C") is their order in time; a text key keeps its own collation.
 function pageOrder(order: SeekOrder, reverseWalk: boolean): SQL {
   const reverse = reverseWalk !== (order.reversed ?? false);
   const descending = (order.direction === 'desc') !== reverse;
@@ -125,7 +125,7 @@ function pageOrder(order: SeekOrder, reverseWalk: boolean): SQL {
   const nulls = sql.raw(reverse ? 'NULLS FIRST' : 'NULLS LAST');
   return sql.join(
     order.keys.map((k, i) => {
-      const column = sql.raw(`page.seek_k${i}${k.type === 'int' ? '' : ' COLLATE "C"'}`);
+      const column = sql.raw(`page.seek_k${i}${k.type === 'timestamptz' ? ' COLLATE "C"' : ''}`);
       return sql`${column} ${direction} ${nulls}`;
     }),
     sql`, `,
