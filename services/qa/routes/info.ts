@@ -23,7 +23,7 @@ export const infoRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (ap
     },
     async () => {
       const [totals, activity, newest] = await Promise.all([info.totals(), info.activity(), info.newest()]);
-      const [question] = newest.question ? await questions.findMany([newest.question]) : [];
+      const question = newest.question ? await questions.find(String(newest.question)) : undefined;
       const [answer] = newest.answer ? await answers.byIds([newest.answer]) : [];
       return {
         success: true as const,

@@ -1,10 +1,9 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { ANSWER_SORTS, answersRepository } from '../../../shared/db/repositories/answers.js';
-import { commentsRepository } from '../../../shared/db/repositories/comments.js';
 import { MAX_TAGS, QUESTION_SORTS, questionsRepository } from '../../../shared/db/repositories/questions.js';
 import { NotFoundError } from '../../../shared/errors.js';
-import { questionIncludes } from '../../../shared/qa/question-includes.js';
 import { viewCounter } from '../../../shared/qa/views.js';
+import { sendData } from '../../http/json-response.js';
 import type { QaDeps } from '../deps.js';
 import { idVector } from '../ids.js';
 import {
@@ -36,7 +35,6 @@ const INCLUDE = /^(answers|comments)(,(answers|comments))*$/;
 export const questionsRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (app, { deps }) => {
   const questions = questionsRepository(deps.database.db);
   const answers = answersRepository(deps.database.db);
-  const comments = commentsRepository(deps.database.db);
   const views = viewCounter(deps.redis, deps.config.queuePrefix);
 
   app.get(
@@ -70,7 +68,8 @@ export const questionsRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = asyn
         },
       },
     },
-    async (request) => ({ success: true as const, data: await questions.list(request.query) }),
+    // The rows come rendered as JSON by PostgreSQL and go out unchanged (services/http/json-response.ts).
+    async (request, reply) => sendData(reply, await questions.list(request.query)),
   );
 
   // Not in the read cache: every read counts a view (a cached answer would skip the handler). The view goes to
@@ -103,21 +102,21 @@ export const questionsRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = asyn
         },
       },
     },
-    async (request) => {
+    // The question with its answers and comments is one statement whose JSON PostgreSQL renders (question-json.ts).
+    async (request, reply) => {
       const ids = idVector(request.params.id);
-      if (ids) return { success: true as const, data: { questions: await questions.findMany(ids) } };
-      const question = await questions.find(request.params.id);
-      if (!question) throw new NotFoundError('Question not found');
+      if (ids) return sendData(reply, { questions: await questions.findMany(ids) });
       const include = new Set(request.query.include?.split(',') ?? []);
+      const question = await questions.detail(request.params.id, {
+        answers: include.has('answers'),
+        comments: include.has('comments'),
+      });
+      if (!question) throw new NotFoundError('Question not found');
       // A lost view is better than a failed read when Redis is away; the warning says so.
       await views
         .record(question.id)
         .catch((err: Error) => request.log.warn({ err: err.message }, 'view not counted'));
-
-      return {
-        success: true as const,
-        data: { ...question, ...(await questionIncludes(question.id, include, { answers, comments })) },
-      };
+      return sendData(reply, question.json);
     },
   );
 

@@ -5,6 +5,7 @@ import { MAX_TAGS, QUESTION_SORTS, questionsRepository } from '../../../shared/d
 import { USER_TAG_SORTS, userActivityRepository } from '../../../shared/db/repositories/user-activity.js';
 import { userProfilesRepository } from '../../../shared/db/repositories/user-profiles.js';
 import { NotFoundError } from '../../../shared/errors.js';
+import { sendData } from '../../http/json-response.js';
 import type { QaDeps } from '../deps.js';
 import {
   AnswerOnQuestion,
@@ -67,9 +68,9 @@ export const userActivityRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = a
         },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const author = await known(request.params.id);
-      return { success: true as const, data: await questions.list({ ...request.query, author }) };
+      return sendData(reply, await questions.list({ ...request.query, author }));
     },
   );
 

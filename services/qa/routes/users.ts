@@ -1,6 +1,7 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { USER_SORTS, userProfilesRepository } from '../../../shared/db/repositories/user-profiles.js';
 import { NotFoundError, ValidationError } from '../../../shared/errors.js';
+import { sendData } from '../../http/json-response.js';
 import type { QaDeps } from '../deps.js';
 import { idVector } from '../ids.js';
 import {
@@ -41,7 +42,8 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (a
         },
       },
     },
-    async (request) => ({ success: true as const, data: await profiles.list(request.query) }),
+    // The rows come rendered as JSON by PostgreSQL and go out unchanged (services/http/json-response.ts).
+    async (request, reply) => sendData(reply, await profiles.list(request.query)),
   );
 
   app.get(

@@ -1,6 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
-import { type CommentView } from './comments.js';
 import { iso, markdownOf, rows } from './pagination.js';
 import { seekPage, type PaginationWithCursor, type SeekOrder, type SeekParams } from './seek.js';
 import {
@@ -15,6 +14,16 @@ import {
 
 export const COMMENT_SORTS = ['newest', 'oldest', 'votes'] as const;
 export type CommentSort = (typeof COMMENT_SORTS)[number];
+
+/** A Comment as the API shows it (services/qa/schemas.ts). */
+export interface CommentView {
+  id: number;
+  content: string;
+  content_markdown?: string;
+  votes: number;
+  author: { id: number; username: string };
+  created_at: string;
+}
 
 /** A comment on its own (comment lists): the Comment with the post it is on and that post's question. */
 export interface CommentOnPost extends CommentView {

@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import type { AnswerView } from './answers.js';
-import type { CommentView } from './comments.js';
+import type { CommentView } from './comment-lists.js';
 import type { RenderedPost } from '../../qa/content.js';
 import { isInt4Id } from '../int4.js';
 import { iso, markdownOf, rows } from './pagination.js';

@@ -1,7 +1,9 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { ValidationError } from '../../errors.js';
 import type { Db } from '../client.js';
+import { JsonText } from '../json-text.js';
 import { iso, markdownOf, MAX_INT4, rows } from './pagination.js';
+import { QUESTION_JSON, questionJsonRepository } from './question-json.js';
 import {
   emptyPagination,
   seekPage,
@@ -109,19 +111,17 @@ const toView = (r: QuestionRow): QuestionView => ({
 const COLUMNS = sql`q.id, q.title, q.slug, q.content, q.content_markdown, q.votes, q.views, q.answers_count, q.has_accepted, q.tag_names,
   ${iso(sql`q.created_at`)} AS created_at, u.id AS author_id, u.username AS author_username, u.avatar AS author_avatar`;
 
+/** The id a question key names first: digits within int4 (a slug may be all digits too). */
+function idOf(key: string): number | undefined {
+  if (!/^[0-9]{1,10}$/.test(key)) return undefined;
+  const id = Number(key);
+  return id >= 1 && id <= MAX_INT4 ? id : undefined;
+}
+
 const counter = (scope: SQL) => sql`coalesce((SELECT n FROM list_counts WHERE scope = ${scope}), 0)::int`;
 
 export function questionsRepository(db: Db) {
-  /** The rows of the given ids, in that order, with their authors. */
-  async function hydrate(ids: number[]): Promise<QuestionView[]> {
-    if (ids.length === 0) return [];
-    const found = await rows<QuestionRow>(
-      db,
-      sql`SELECT ${COLUMNS} FROM unnest(${`{${ids.join(',')}}`}::int[]) WITH ORDINALITY AS page(id, n)
-          JOIN questions q ON q.id = page.id JOIN users u ON u.id = q.author_id ORDER BY page.n`,
-    );
-    return found.map(toView);
-  }
+  const json = questionJsonRepository(db);
 
   /** The tags named by slug with their totals; undefined when one of them does not exist (the list is then empty). */
   async function tagsOf(slugs: string[]) {
@@ -229,13 +229,14 @@ export function questionsRepository(db: Db) {
   return {
     /**
      * One page of questions with exact totals (maintained counters), by page number or by cursor (lib: seek.ts).
-     * The page's ids are found first on an index, then only the page's rows are read and joined to their authors.
+     * The page's ids are found on an index, then only the page's rows are read, joined to their authors and rendered
+     * as JSON by PostgreSQL (question-json.ts), in the same statement.
      */
     async list(
       params: QuestionListParams,
-    ): Promise<{ questions: QuestionView[]; pagination: PaginationWithCursor }> {
+    ): Promise<{ questions: JsonText; pagination: PaginationWithCursor }> {
       const found = await source(params);
-      if (!found) return { questions: [], pagination: emptyPagination(params) };
+      if (!found) return { questions: await json.page([]), pagination: emptyPagination(params) };
       // The lists of before windows keep their names, so cursors they issued stay valid.
       const extra =
         params.author !== undefined || isWindowed(params) || params.order
@@ -249,30 +250,44 @@ export function questionsRepository(db: Db) {
         ...extra,
       ]);
       const id = found.order.keys.at(-1)!.expr;
-      const { items, pagination } = await seekPage<{ id: number }>(
+      const { items, pagination } = await seekPage<{ json: string }>(
         db,
-        { list, columns: sql`${id} AS id`, ...found },
+        {
+          list,
+          columns: sql`${id} AS id`,
+          render: {
+            columns: sql`${sql.raw(QUESTION_JSON)} AS json`,
+            join: sql`JOIN questions q ON q.id = page.id JOIN users u ON u.id = q.author_id`,
+          },
+          ...found,
+        },
         params,
       );
       return {
-        questions: await hydrate(items.map((r) => r.id)),
+        questions: new JsonText(`[${items.map((r) => r.json).join(',')}]`),
         pagination: boundedPagination(pagination, found),
       };
     },
 
-    /** The questions of the given ids, in that order; unknown ids are left out. */
-    findMany: (ids: number[]) => hydrate(ids.filter((id) => id >= 1 && id <= MAX_INT4)),
+    /** The questions of the given ids as a JSON array, in that order; unknown ids are left out. */
+    findMany: (ids: number[]) => json.page(ids.filter((id) => id >= 1 && id <= MAX_INT4)),
+
+    /**
+     * A question's detail as JSON (question-json.ts), by id or slug as find() resolves them, with its answers and
+     * comments when asked for.
+     */
+    detail: (key: string, include: { answers: boolean; comments: boolean }) =>
+      json.detail(idOf(key) ?? null, key, include),
 
     /**
      * A question by id or slug. A key made of digits is an id first; a question whose slug is all digits (a title
      * like "2024") is still found by its slug when no question has that id.
      */
     async find(key: string): Promise<QuestionView | undefined> {
-      const id = /^[0-9]{1,10}$/.test(key) ? Number(key) : undefined;
-      const byId = id !== undefined && id >= 1 && id <= MAX_INT4;
+      const id = idOf(key);
       const [row] = await rows<QuestionRow>(
         db,
-        byId
+        id !== undefined
           ? sql`SELECT ${COLUMNS} FROM questions q JOIN users u ON u.id = q.author_id
                 WHERE q.id = ${id} OR q.slug = ${key} ORDER BY (q.id = ${id}) DESC LIMIT 1`
           : sql`SELECT ${COLUMNS} FROM questions q JOIN users u ON u.id = q.author_id WHERE q.slug = ${key}`,
@@ -282,11 +297,10 @@ export function questionsRepository(db: Db) {
 
     /** The id of a question given by id or slug, without reading its body. */
     async resolveId(key: string): Promise<number | undefined> {
-      const id = /^[0-9]{1,10}$/.test(key) ? Number(key) : undefined;
-      const byId = id !== undefined && id >= 1 && id <= MAX_INT4;
+      const id = idOf(key);
       const [row] = await rows<{ id: number }>(
         db,
-        byId
+        id !== undefined
           ? sql`SELECT id FROM questions WHERE id = ${id} OR slug = ${key} ORDER BY (id = ${id}) DESC LIMIT 1`
           : sql`SELECT id FROM questions WHERE slug = ${key}`,
       );

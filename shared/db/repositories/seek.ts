@@ -53,6 +53,12 @@ export interface SeekList {
    * from the top, and whether a next page exists is seen by reading one row more, not from the total.
    */
   bounded?: boolean;
+  /**
+   * What to read for each row of the page once the page is found: `columns` selected from the page's rows (alias
+   * `page`, with the columns above) and whatever `join` joins to them. Only the page's rows are read this way, never
+   * the rows a page number skips, and in the same statement as the page.
+   */
+  render?: { columns: SQL; join: SQL };
 }
 
 /** `next_cursor`: pass it as `cursor` for the page after this one; null on the last page. */
@@ -110,6 +116,22 @@ function after(order: SeekOrder, key: (string | number)[]): SQL {
 
 type KeyedRow = Record<string, unknown>;
 
+// The page's rows again in the order they were found, by their key columns (seek_k*): timestamps are fixed-width text
+// there, in UTC, so their byte order (COLLATE "C") is their order in time; a text key keeps its own collation.
+function pageOrder(order: SeekOrder, reverseWalk: boolean): SQL {
+  const reverse = reverseWalk !== (order.reversed ?? false);
+  const descending = (order.direction === 'desc') !== reverse;
+  const direction = sql.raw(descending ? 'DESC' : 'ASC');
+  const nulls = sql.raw(reverse ? 'NULLS FIRST' : 'NULLS LAST');
+  return sql.join(
+    order.keys.map((k, i) => {
+      const column = sql.raw(`page.seek_k${i}${k.type === 'timestamptz' ? ' COLLATE "C"' : ''}`);
+      return sql`${column} ${direction} ${nulls}`;
+    }),
+    sql`, `,
+  );
+}
+
 const keyAliases = (order: SeekOrder) =>
   sql.join(
     order.keys.map((k, i) => sql`${keyText(k)} AS ${sql.raw(`seek_k${i}`)}`),
@@ -150,12 +172,17 @@ export async function seekPage<T>(
   params: SeekParams,
 ): Promise<{ items: T[]; pagination: PaginationWithCursor }> {
   const { order } = list;
-  const select = (where: SQL, reverse: boolean, take: number, skip: number) =>
-    rows<KeyedRow>(
+  const select = (where: SQL, reverse: boolean, take: number, skip: number) => {
+    const page = sql`SELECT ${list.columns}, ${keyAliases(order)} FROM ${list.from} WHERE ${where}
+          ORDER BY ${orderBy(order, reverse)} LIMIT ${take} OFFSET ${skip}`;
+    const { render } = list;
+    return rows<KeyedRow>(
       db,
-      sql`SELECT ${list.columns}, ${keyAliases(order)} FROM ${list.from} WHERE ${where}
-          ORDER BY ${orderBy(order, reverse)} LIMIT ${take} OFFSET ${skip}`,
+      render
+        ? sql`SELECT page.*, ${render.columns} FROM (${page}) page ${render.join} ORDER BY ${pageOrder(order, reverse)}`
+        : page,
     );
+  };
 
   if (params.cursor !== undefined) {
     const cursor = decodeCursor(params.cursor, list.list, order.keys.length);

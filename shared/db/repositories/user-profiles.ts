@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
+import { JsonText } from '../json-text.js';
 import { isInt4Id } from '../int4.js';
 import { iso, rows } from './pagination.js';
 import {
@@ -65,6 +66,16 @@ const ORDER: Record<UserSort, SeekOrder> = {
 const COLUMNS = sql`id, username, display_name, avatar, bio, reputation, badge_gold, badge_silver, badge_bronze,
   questions_count, answers_count, ${iso(sql`created_at`)} AS joined_at`;
 
+/**
+ * A User as JSON text, from `ru`: the bytes the response schema's serialiser writes (members in the schema's order,
+ * no spaces; json_strip_nulls writes compactly and drops nothing here, every column being NOT NULL).
+ */
+const PROFILE_JSON = sql`json_strip_nulls(json_build_object('id', ru.id, 'username', ru.username,
+  'display_name', ru.display_name, 'avatar', ru.avatar, 'bio', ru.bio, 'reputation', ru.reputation,
+  'badges', json_build_object('gold', ru.badge_gold, 'silver', ru.badge_silver, 'bronze', ru.badge_bronze),
+  'questions_count', ru.questions_count, 'answers_count', ru.answers_count,
+  'joined_at', ${iso(sql`ru.created_at`)}))::text`;
+
 const toProfile = ({ badge_gold, badge_silver, badge_bronze, ...rest }: ProfileRow): UserProfile => ({
   ...rest,
   badges: { gold: badge_gold, silver: badge_silver, bronze: badge_bronze },
@@ -75,7 +86,7 @@ export function userProfilesRepository(db: Db) {
     /** One page by page number or cursor; the total is the maintained 'users' counter (migration 0009). */
     async list(
       params: SeekParams & WindowParams & { sort: UserSort },
-    ): Promise<{ users: UserProfile[]; pagination: PaginationWithCursor }> {
+    ): Promise<{ users: JsonText; pagination: PaginationWithCursor }> {
       const order = directed(ORDER[params.sort], params.order);
       const windowed = isWindowed(params);
       const where = sql.join(
@@ -91,11 +102,13 @@ export function userProfilesRepository(db: Db) {
       // The first list of each sort keeps its name, so cursors issued before windows existed stay valid.
       const name =
         windowed || params.order ? ['users', params.sort, ...windowName(params)] : ['users', params.sort];
-      const { items, pagination } = await seekPage<ProfileRow>(
+      // The page's rows are rendered as the API's JSON by PostgreSQL and sent as they are (json-text.ts).
+      const { items, pagination } = await seekPage<{ json: string }>(
         db,
         {
           list: JSON.stringify(name),
-          columns: COLUMNS,
+          columns: sql`id`,
+          render: { columns: sql`${PROFILE_JSON} AS json`, join: sql`JOIN users ru ON ru.id = page.id` },
           from: sql`users`,
           where,
           order,
@@ -105,7 +118,7 @@ export function userProfilesRepository(db: Db) {
         params,
       );
       return {
-        users: items.map(toProfile),
+        users: new JsonText(`[${items.map((r) => r.json).join(',')}]`),
         pagination: boundedPagination(pagination, { bounded: windowed }),
       };
     },
