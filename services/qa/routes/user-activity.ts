@@ -10,6 +10,7 @@ import {
   AnswerOnQuestion,
   Cursor,
   ErrorResponse,
+  IdsParam,
   Limit,
   OneOf,
   Page,
@@ -21,6 +22,7 @@ import {
   WindowQuery,
 } from '../schemas.js';
 import { CommentList, commentListQuery } from './comments.js';
+import { knownUsers } from './user-ids.js';
 
 // Like GET /users/{id}: an id past int4 names no user (404); not an integer is a 400.
 const UserKey = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
@@ -33,6 +35,7 @@ export const userActivityRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = a
   const answers = answerListsRepository(db);
   const comments = commentListsRepository(db);
   const activity = userActivityRepository(db);
+  const users = knownUsers(db);
   const known = async (id: number) => {
     if (!(await profiles.find(id))) throw new NotFoundError('User not found');
     return id;
@@ -149,11 +152,13 @@ export const userActivityRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = a
       config: { readCache: true },
       schema: {
         tags: ['users'],
-        summary: "A user's timeline, newest first",
+        summary: "A user's timeline, newest first, or several users' by ids",
         description:
-          'Questions asked, answers posted, comments, and answers accepted on their questions; newest first (ties: ' +
-          'kind, then id). Walk it with next_cursor (null at the end); there is no page number or total.',
-        params: UserKey,
+          'Questions asked, answers posted, comments, answers accepted on their questions, and badges earned; newest ' +
+          'first (ties: badge, accepted, comment, answer, question, then id descending). With several ids (`3;8;2`, ' +
+          'at most 100): their events merged, unknown ids left out. Walk it with next_cursor (null at the end); ' +
+          'there is no page number or total.',
+        params: IdsParam('User'),
         querystring: Type.Object({ limit: Limit, cursor: Cursor }),
         response: {
           200: success(
@@ -167,8 +172,8 @@ export const userActivityRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = a
       },
     },
     async (request) => {
-      const id = await known(request.params.id);
-      return { success: true as const, data: await activity.timeline(id, request.query) };
+      const ids = await users.resolve(request.params.id);
+      return { success: true as const, data: await activity.timeline(ids, request.query) };
     },
   );
 };
