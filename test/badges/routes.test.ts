@@ -4,10 +4,11 @@ import { syncBadgeCounts } from '../../shared/db/bulk/badge-counts.js';
 import { runBulk } from '../../shared/db/bulk/session.js';
 import { badgeAwards } from '../../shared/db/schema/index.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
-import { addAnswer, addComment, addQuestion, addUser, at } from '../qa-read/fixtures.js';
+import { addAnswer, addComment, addQuestion, addTag, addUser, at } from '../qa-read/fixtures.js';
 
 /** Badges in the timeline, the badge lists, and the vector form of the per-user routes, over a small known site. */
-describe('badges: timeline events, /users/{ids}/badges, /badges', () => {
+// Generous per-test bound: the first requests build the routes' serialisers, slow on a loaded 2-core machine.
+describe('badges: timeline events, /users/{ids}/badges, /badges', { timeout: 120_000 }, () => {
   let runtime: TestRuntime;
   let app: Awaited<ReturnType<typeof buildQaApp>>;
   const id: Record<string, number> = {};
@@ -52,8 +53,11 @@ describe('badges: timeline events, /users/{ids}/badges, /badges', () => {
     const db = runtime.database.db;
     id.ann = (await addUser(db, { username: 'ann', createdAt: at(0) })).id;
     id.ben = (await addUser(db, { username: 'ben', createdAt: at(0) })).id;
-    id.qb = (await addQuestion(db, { authorId: id.ben, createdAt: at(0) })).id;
-    id.q1 = (await addQuestion(db, { authorId: id.ann, createdAt: at(1), slug: 'ann-question' })).id;
+    id.ipa = (await addTag(db, 'ipa')).id;
+    id.qb = (await addQuestion(db, { authorId: id.ben, createdAt: at(0), tagIds: [id.ipa] })).id;
+    id.q1 = (
+      await addQuestion(db, { authorId: id.ann, createdAt: at(1), slug: 'ann-question', tagIds: [id.ipa] })
+    ).id;
     id.a1 = (await addAnswer(db, { questionId: id.qb, authorId: id.ann, createdAt: at(3) })).id;
     id.c1 = (await addComment(db, { questionId: id.qb, authorId: id.ann, createdAt: at(4) })).id;
     const award = async (
@@ -153,6 +157,36 @@ describe('badges: timeline events, /users/{ids}/badges, /badges', () => {
     // A cursor belongs to its list: one user's is refused by the vector's.
     const { next_cursor } = await ok(`/api/users/${id.ann}/timeline?limit=1`);
     await bad(`/api/users/${id.ann};${id.ben}/timeline?cursor=${next_cursor}`);
+  });
+
+  it('takes several user ids on the per-user lists, merged, with their summed totals', async () => {
+    const both = `${id.ann};${id.ben}`;
+    const questions = await ok(`/api/users/${both}/questions`);
+    expect(questions.questions.map((q: { id: number }) => q.id)).toEqual([id.q1, id.qb]);
+    expect(questions.pagination.total_items).toBe(2);
+    const page = await ok(`/api/users/${both}/questions?limit=1`);
+    const rest = await ok(`/api/users/${both}/questions?limit=1&cursor=${page.pagination.next_cursor}`);
+    expect(rest.questions.map((q: { id: number }) => q.id)).toEqual([id.qb]);
+    const answers = await ok(`/api/users/${id.ben};${id.ann}/answers`);
+    expect(answers.answers.map((a: { id: number }) => a.id)).toEqual([id.a1]);
+    expect(answers.pagination.total_items).toBe(1);
+    expect((await ok(`/api/users/${id.ben}/answers`)).answers).toEqual([]);
+    const comments = await ok(`/api/users/${both}/comments`);
+    expect(comments.comments.map((c: { id: number }) => c.id)).toEqual([id.c1]);
+    expect(comments.pagination.total_items).toBe(1);
+    expect((await ok(`/api/users/${both}/tags`)).tags).toEqual([
+      { name: 'ipa', slug: 'ipa', answer_score: 0, answer_count: 1, question_score: 0, question_count: 2 },
+    ]);
+    expect((await ok(`/api/users/${id.ben}/tags`)).tags).toEqual([
+      { name: 'ipa', slug: 'ipa', answer_score: 0, answer_count: 0, question_score: 0, question_count: 1 },
+    ]);
+    const none = await ok('/api/users/999998;999999/questions');
+    expect(none).toMatchObject({ questions: [], pagination: { total_items: 0 } });
+    for (const route of ['questions', 'answers', 'comments', 'tags']) {
+      await bad(`/api/users/999999/${route}`, 404);
+      await bad(`/api/users/${id.ann};x/${route}`);
+      await bad(`/api/users/${Array.from({ length: 101 }, (_, i) => i + 1).join(';')}/${route}`);
+    }
   });
 
   it("lists the site's badges with their award counts", async () => {

@@ -1,5 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { badgeAwardsRepository, SITE_BADGE_SORTS } from '../../../shared/db/repositories/badge-awards.js';
+import { idsOf } from '../../../shared/db/repositories/id-set.js';
 import { paginate } from '../../../shared/db/repositories/pagination.js';
 import type { QaDeps } from '../deps.js';
 import {
@@ -42,7 +43,7 @@ export const badgeRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (a
     },
     async (request) => {
       const ids = await users.resolve(request.params.id);
-      return { success: true as const, data: await awards.forUsers(ids, request.query) };
+      return { success: true as const, data: await awards.forUsers(idsOf(ids), request.query) };
     },
   );
 

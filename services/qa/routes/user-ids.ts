@@ -1,6 +1,7 @@
 import type { Db } from '../../../shared/db/client.js';
 import { userProfilesRepository } from '../../../shared/db/repositories/user-profiles.js';
 import { NotFoundError } from '../../../shared/errors.js';
+import type { IdSet } from '../../../shared/db/repositories/id-set.js';
 import { idList } from '../ids.js';
 
 /**
@@ -10,10 +11,12 @@ import { idList } from '../ids.js';
 export function knownUsers(db: Db) {
   const profiles = userProfilesRepository(db);
   return {
-    async resolve(raw: string): Promise<number[]> {
+    /** One id as a number (its lists keep their names, so their cursors stay valid), several as an array. */
+    async resolve(raw: string): Promise<IdSet> {
       const { ids, single, exists } = idList(raw);
-      if (single && (!exists || !(await profiles.find(ids[0]!)))) throw new NotFoundError('User not found');
-      return ids;
+      if (!single) return ids;
+      if (!exists || !(await profiles.find(ids[0]!))) throw new NotFoundError('User not found');
+      return ids[0]!;
     },
   };
 }

@@ -3,6 +3,7 @@ import type { Db } from '../client.js';
 import { iso, rows } from './pagination.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { keyValue } from './seek.js';
+import { inIdSet, type IdSet } from './id-set.js';
 import { badgeAwardsRepository, type BadgeClass } from './badge-awards.js';
 
 export const USER_TAG_SORTS = ['score', 'count'] as const;
@@ -60,13 +61,10 @@ function branch(kind: number, at: SQL, id: SQL, body: SQL, seek: TimelineSeek | 
               ORDER BY ${at} DESC NULLS LAST, ${id} DESC NULLS LAST LIMIT ${take})`;
 }
 
-/** `column` names one of the users: a plain equality for one (an index range in date order), else ANY. */
-const ofUsers = (column: SQL, userIds: number[]) =>
-  userIds.length === 1
-    ? sql`${column} = ${userIds[0]}`
-    : sql`${column} = ANY(${`{${userIds.join(',')}}`}::int[])`;
+// One user is a plain equality (an index range in date order); several are ANY (id-set.ts).
+const ofUsers = inIdSet;
 
-const timelineOf = (userIds: number[], seek: TimelineSeek | undefined, take: number) =>
+const timelineOf = (userIds: IdSet, seek: TimelineSeek | undefined, take: number) =>
   sql.join(
     [
       branch(
@@ -131,7 +129,7 @@ export function userActivityRepository(db: Db) {
      * The tags of a user's answers and questions (every one of their posts is read: the cost is the user's activity,
      * not the site's), best answer score first (or most answers, with `count`), then tag id.
      */
-    async tags(userId: number, sort: UserTagSort, limit: number): Promise<UserTag[]> {
+    async tags(userId: IdSet, sort: UserTagSort, limit: number): Promise<UserTag[]> {
       const order =
         sort === 'score'
           ? sql`answer_score DESC, answer_count DESC, t.id ASC`
@@ -142,10 +140,10 @@ export function userActivityRepository(db: Db) {
                    sum(p.question_score)::int AS question_score, sum(p.question_count)::int AS question_count
             FROM (
               SELECT qt.tag_id, a.votes AS answer_score, 1 AS answer_count, 0 AS question_score, 0 AS question_count
-                FROM answers a JOIN question_tags qt ON qt.question_id = a.question_id WHERE a.author_id = ${userId}
+                FROM answers a JOIN question_tags qt ON qt.question_id = a.question_id WHERE ${inIdSet(sql`a.author_id`, userId)}
               UNION ALL
               SELECT qt.tag_id, 0, 0, q.votes, 1
-                FROM questions q JOIN question_tags qt ON qt.question_id = q.id WHERE q.author_id = ${userId}
+                FROM questions q JOIN question_tags qt ON qt.question_id = q.id WHERE ${inIdSet(sql`q.author_id`, userId)}
             ) p JOIN tags t ON t.id = p.tag_id
             GROUP BY t.id ORDER BY ${order} LIMIT ${limit}`,
       );
@@ -157,10 +155,10 @@ export function userActivityRepository(db: Db) {
      * client walks with next_cursor).
      */
     async timeline(
-      userIds: number[],
+      userIds: IdSet,
       params: { limit: number; cursor?: string },
     ): Promise<{ events: TimelineEvent[]; next_cursor: string | null }> {
-      const list = JSON.stringify(['timeline', userIds.length === 1 ? userIds[0] : userIds]);
+      const list = JSON.stringify(['timeline', userIds]);
       const from = params.cursor === undefined ? undefined : decodeCursor(params.cursor, list, 3);
       const seek = from && {
         at: keyValue('timestamptz', from.key[0]!),
