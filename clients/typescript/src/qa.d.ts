@@ -304,7 +304,7 @@ export interface paths {
         };
         /**
          * A user's questions
-         * @description The sorts, filters and windows of GET /questions, for the questions the user asked.
+         * @description The sorts, filters and windows of GET /questions, for the questions the user asked. With several ids (`3;8;2`, at most 100): theirs merged, unknown ids left out.
          */
         get: operations["getUsersByIdQuestions"];
         put?: never;
@@ -324,7 +324,7 @@ export interface paths {
         };
         /**
          * A user's answers
-         * @description votes: best voted first; newest (default) and oldest by creation.
+         * @description votes: best voted first; newest (default) and oldest by creation. With several ids (`3;8;2`, at most 100): theirs merged, unknown ids left out.
          */
         get: operations["getUsersByIdAnswers"];
         put?: never;
@@ -342,7 +342,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A user's comments, newest first */
+        /**
+         * A user's comments, newest first
+         * @description With several ids (`3;8;2`, at most 100): theirs merged, unknown ids left out.
+         */
         get: operations["getUsersByIdComments"];
         put?: never;
         post?: never;
@@ -361,7 +364,7 @@ export interface paths {
         };
         /**
          * The tags of a user's posts, by answer score
-         * @description score (default): the sum of the votes of the user’s answers in the tag, then answer count; count: answer count first. Ties: tag id. Tags the user only asked in come last (answer score and count 0).
+         * @description score (default): the sum of the votes of the user’s answers in the tag, then answer count; count: answer count first. Ties: tag id. Tags the user only asked in come last (answer score and count 0). With several ids (`3;8;2`, at most 100): the sums over their posts, unknown ids left out.
          */
         get: operations["getUsersByIdTags"];
         put?: never;
@@ -1322,8 +1325,11 @@ export interface components {
              */
             id: string;
             event: string;
-            /** @enum {string} */
-            state: "pending" | "delivered" | "failed";
+            /**
+             * @description cancelled: the subscription was disabled before it was sent; redeliver sends it again
+             * @enum {string}
+             */
+            state: "pending" | "delivered" | "failed" | "cancelled";
             attempts: number;
             /** @description HTTP status of the last attempt */
             last_status: number | null;
@@ -3582,7 +3588,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: number;
+                /** @description User id, or up to 100 ids separated by ";" */
+                id: string;
             };
             cookie?: never;
         };
@@ -3701,7 +3708,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: number;
+                /** @description User id, or up to 100 ids separated by ";" */
+                id: string;
             };
             cookie?: never;
         };
@@ -3821,7 +3829,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: number;
+                /** @description User id, or up to 100 ids separated by ";" */
+                id: string;
             };
             cookie?: never;
         };
@@ -3926,7 +3935,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: number;
+                /** @description User id, or up to 100 ids separated by ";" */
+                id: string;
             };
             cookie?: never;
         };

@@ -21,3 +21,10 @@ CREATE INDEX "badge_awards_user_idx" ON "badge_awards" ("user_id", "awarded_at" 
 --> statement-breakpoint
 -- The site's badges by name (GET /badges): one index-only group per name.
 CREATE INDEX "badge_awards_name_idx" ON "badge_awards" ("name", "class", "tag_based");
+--> statement-breakpoint
+-- A webhook delivery queued or waiting for a retry when its subscription is disabled settles as 'cancelled'
+-- instead of being sent (shared/db/repositories/deliveries.ts startAttempt); redeliver sends it again.
+ALTER TABLE "deliveries" DROP CONSTRAINT "deliveries_state_check";
+--> statement-breakpoint
+ALTER TABLE "deliveries" ADD CONSTRAINT "deliveries_state_check"
+	CHECK ("state" IN ('pending', 'delivered', 'failed', 'cancelled'));
