@@ -29,6 +29,7 @@ import { answersRoutes } from './routes/answers.js';
 import { commentsRoutes } from './routes/comments.js';
 import { infoRoutes } from './routes/info.js';
 import { userActivityRoutes } from './routes/user-activity.js';
+import { badgeRoutes } from './routes/badges.js';
 import { changesRoutes } from './routes/changes.js';
 import { webhooksRoutes } from './routes/webhooks.js';
 import { relatedRoutes } from './routes/related.js';
@@ -94,6 +95,7 @@ export async function buildQaApp(deps: QaDeps) {
       await api.register(answersRoutes, { deps });
       await api.register(commentsRoutes, { deps });
       await api.register(userActivityRoutes, { deps });
+      await api.register(badgeRoutes, { deps });
       await api.register(infoRoutes, { deps });
       await api.register(pollVoteRoute, { deps });
       await api.register(newsletterRoutes, { deps });

@@ -21,3 +21,16 @@ export function idVector(raw: string): number[] | undefined {
   });
   return [...new Set(ids)];
 }
+
+/**
+ * The users (or other rows) a per-item list route reads (`/users/{ids}/timeline`): the vector's ids, or the single
+ * id. A single id that is not an integer from 1 is a 400; one past int4 names no row (`exists: false`, a 404 for the
+ * caller), as on the single-item routes. Unknown ids of a vector are simply left out by the queries.
+ */
+export function idList(raw: string): { ids: number[]; single: boolean; exists: boolean } {
+  const vector = idVector(raw);
+  if (vector) return { ids: vector, single: false, exists: true };
+  const id = /^[0-9]{1,20}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(id) || id < 1) throw new ValidationError('id must be an integer from 1');
+  return { ids: [id], single: true, exists: isInt4Id(id) };
+}

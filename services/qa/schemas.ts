@@ -252,14 +252,49 @@ export const UserTag = Type.Object({
   question_count: Type.Integer(),
 });
 
-export const TimelineEvent = Type.Object({
-  type: Type.Enum(['question', 'answer', 'comment', 'accepted'], {
-    description: 'accepted: the user accepted an answer (id) on their question',
+export const BadgeClass = Type.Enum(['gold', 'silver', 'bronze']);
+
+export const BadgeAward = Type.Object({
+  id: Type.Integer(),
+  user_id: Type.Integer(),
+  name: Type.String(),
+  class: BadgeClass,
+  tag_based: Type.Boolean({ description: 'A tag badge (its name is the tag)' }),
+  post_id: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'The question or answer it was earned for, when known',
   }),
-  id: Type.Integer({ description: 'The question, answer or comment; for accepted, the answer' }),
-  question_id: Type.Integer(),
-  question_title: Type.String(),
-  question_slug: Type.String(),
+  awarded_at: Timestamp,
+});
+
+export const SiteBadge = Type.Object({
+  name: Type.String(),
+  class: BadgeClass,
+  tag_based: Type.Boolean(),
+  award_count: Type.Integer({ description: 'How many times it was awarded' }),
+});
+
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+export const TimelineEvent = Type.Object({
+  type: Type.Enum(['question', 'answer', 'comment', 'accepted', 'badge'], {
+    description:
+      'accepted: the user accepted an answer (id) on their question; badge: the user earned a badge',
+  }),
+  user_id: Type.Integer({ description: 'Whose event it is (for accepted, the asker)' }),
+  id: Type.Integer({
+    description: 'The question, answer or comment; for accepted, the answer; for badge, the award',
+  }),
+  question_id: Type.Union([Type.Integer(), Type.Null()], {
+    description: 'The question of the post; null for a badge earned for no post',
+  }),
+  question_title: NullableString,
+  question_slug: NullableString,
+  badge: Type.Optional(
+    Type.Object(
+      { name: Type.String(), class: BadgeClass, tag_based: Type.Boolean() },
+      { description: 'For badge events only' },
+    ),
+  ),
   created_at: Timestamp,
 });
 
@@ -338,4 +373,4 @@ nameComponents({
   UserTag,
   TimelineEvent,
 });
-nameComponents({ DayActivity, SiteInfo });
+nameComponents({ DayActivity, SiteInfo, BadgeAward, SiteBadge });

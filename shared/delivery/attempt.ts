@@ -51,6 +51,8 @@ export async function attemptDelivery(
   const repository = deliveriesRepository(database);
   const started = await repository.startAttempt(job.deliveryId, job.round);
   if (!started) return { kind: 'skipped', reason: 'delivery already ended, redelivered or unknown' };
+  if (started === 'cancelled')
+    return { kind: 'skipped', reason: 'cancelled: its webhook subscription is disabled' };
 
   const headers = {
     'content-type': 'application/json',

@@ -3,6 +3,8 @@ import type { Progress } from '../progress.js';
 import { createIndexes, dropSecondaryIndexes } from '../db/bulk/indexes.js';
 import { countQaRows, QA_TABLES, recount, syncSequences, truncateQa } from '../db/bulk/qa-tables.js';
 import { runBulk } from '../db/bulk/session.js';
+import { syncBadgeCounts } from '../db/bulk/badge-counts.js';
+import { awardDemoBadges } from './badges.js';
 import { generateDemo, type DemoCounts, type DemoOptions } from './generate.js';
 
 export class NotEmptyError extends Error {}
@@ -37,6 +39,8 @@ export async function seedDatabase(
       const indexes = bulk ? await dropSecondaryIndexes(session, QA_TABLES) : [];
       if (bulk) await session.query('ALTER TABLE question_tags DISABLE TRIGGER question_tags_sort_keys');
       const generated = await generateDemo(session, options);
+      await awardDemoBadges(session);
+      await syncBadgeCounts(session);
       if (bulk)
         await session.query('ALTER TABLE question_tags ENABLE ALWAYS TRIGGER question_tags_sort_keys');
       await createIndexes(session, indexes);

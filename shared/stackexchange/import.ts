@@ -3,14 +3,16 @@ import type { Progress } from '../progress.js';
 import { createIndexes, dropSecondaryIndexes } from '../db/bulk/indexes.js';
 import { countQaRows, QA_TABLES, recount, syncSequences, truncateQa } from '../db/bulk/qa-tables.js';
 import { runBulk } from '../db/bulk/session.js';
+import { loadBadgeAwards, type BadgeAwardCounts } from './badge-awards.js';
 import { loadStaged, type LoadCounts } from './load.js';
-import { stageDump, type StagedCounts } from './staging.js';
+import { dumpFiles, stageDump, type StagedCounts } from './staging.js';
 
 export class ForeignContentError extends Error {}
 
 export interface ImportSummary {
   staged: StagedCounts;
   loaded: LoadCounts;
+  badges: BadgeAwardCounts;
   seconds: number;
 }
 
@@ -48,9 +50,10 @@ export async function importStackExchange(
     if (empty) await session.query('ALTER TABLE question_tags DISABLE TRIGGER question_tags_sort_keys');
     const loaded = await loadStaged(session, () => syncSequences(session));
     if (empty) await session.query('ALTER TABLE question_tags ENABLE ALWAYS TRIGGER question_tags_sort_keys');
+    const badges = await loadBadgeAwards(session, dumpFiles(dir)['Badges.xml']);
     await createIndexes(session, indexes);
     await syncSequences(session);
     await recount(session);
-    return { staged, loaded, seconds: Math.round((performance.now() - started) / 100) / 10 };
+    return { staged, loaded, badges, seconds: Math.round((performance.now() - started) / 100) / 10 };
   });
 }

@@ -348,8 +348,15 @@ describe('webhooks', () => {
     expect(await deliveries()).toBe(1);
     await ask();
     await settle({ deliveries: false });
-    // No delivery for an event of a disabled subscription (the first one's retries go on until its schedule ends).
+    // No delivery for an event of a disabled subscription, and the first one's retries stop: it settles as cancelled.
     expect(await deliveries()).toBe(1);
+    await vi.waitFor(
+      async () =>
+        expect(
+          (await call(owner, 'GET', `/api/webhooks/${sub.id}/deliveries`)).json().data.deliveries[0].state,
+        ).toBe('cancelled'),
+      { timeout: 20_000, interval: 100 },
+    );
 
     failing = false;
     const enabled = await call(owner, 'PATCH', `/api/webhooks/${sub.id}`, { enabled: true });
@@ -362,6 +369,43 @@ describe('webhooks', () => {
     );
     expect(await deliveries()).toBe(2);
   });
+
+  it('stops a delivery waiting for a retry when its owner disables the subscription; redeliver resumes it', async () => {
+    // The first attempt hangs until WEBHOOK_TIMEOUT_MS; the subscription is disabled meanwhile, so the retry that
+    // the timeout schedules must not be sent.
+    const r = await receiver((i) => (i === 0 ? 'hang' : { status: 200 }));
+    const sub = await subscribe({ url: r.url(), events: ['question.created'] });
+    await ask();
+    await r.waitForRequests(1);
+    const paused = await call(owner, 'PATCH', `/api/webhooks/${sub.id}`, { enabled: false });
+    expect(paused.json().data.enabled).toBe(false);
+    const log = async () =>
+      (await call(owner, 'GET', `/api/webhooks/${sub.id}/deliveries`)).json().data.deliveries as {
+        id: string;
+        state: string;
+        attempts: number;
+      }[];
+    await vi.waitFor(
+      async () => expect((await log())[0]).toMatchObject({ state: 'cancelled', attempts: 1 }),
+      {
+        timeout: 60_000,
+        interval: 100,
+      },
+    );
+    expect(r.received).toHaveLength(1);
+
+    // Enabling it again does not resume a cancelled delivery; an explicit redeliver does.
+    await call(owner, 'PATCH', `/api/webhooks/${sub.id}`, { enabled: true });
+    const [cancelled] = await log();
+    const again = await call(owner, 'POST', `/api/webhooks/${sub.id}/deliveries/${cancelled!.id}/redeliver`);
+    expect(again.statusCode, again.body).toBe(202);
+    await r.waitForRequests(2);
+    expect(r.received[1]!.headers['x-agora-delivery']).toBe(cancelled!.id);
+    await vi.waitFor(async () => expect((await log())[0]).toMatchObject({ state: 'delivered' }), {
+      timeout: 20_000,
+      interval: 100,
+    });
+  }, 120_000);
 
   it('shows subscriptions in the admin panel, disabled ones first with their reason, user content escaped', async () => {
     const sub = await subscribe({ url: 'http://127.0.0.1:9/<b>bold</b>', events: ['poll.closed'] });

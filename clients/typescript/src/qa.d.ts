@@ -304,7 +304,7 @@ export interface paths {
         };
         /**
          * A user's questions
-         * @description The sorts, filters and windows of GET /questions, for the questions the user asked.
+         * @description The sorts, filters and windows of GET /questions, for the questions the user asked. With several ids (`3;8;2`, at most 100): theirs merged, unknown ids left out.
          */
         get: operations["getUsersByIdQuestions"];
         put?: never;
@@ -324,7 +324,7 @@ export interface paths {
         };
         /**
          * A user's answers
-         * @description votes: best voted first; newest (default) and oldest by creation.
+         * @description votes: best voted first; newest (default) and oldest by creation. With several ids (`3;8;2`, at most 100): theirs merged, unknown ids left out.
          */
         get: operations["getUsersByIdAnswers"];
         put?: never;
@@ -342,7 +342,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A user's comments, newest first */
+        /**
+         * A user's comments, newest first
+         * @description With several ids (`3;8;2`, at most 100): theirs merged, unknown ids left out.
+         */
         get: operations["getUsersByIdComments"];
         put?: never;
         post?: never;
@@ -361,7 +364,7 @@ export interface paths {
         };
         /**
          * The tags of a user's posts, by answer score
-         * @description score (default): the sum of the votes of the user’s answers in the tag, then answer count; count: answer count first. Ties: tag id. Tags the user only asked in come last (answer score and count 0).
+         * @description score (default): the sum of the votes of the user’s answers in the tag, then answer count; count: answer count first. Ties: tag id. Tags the user only asked in come last (answer score and count 0). With several ids (`3;8;2`, at most 100): the sums over their posts, unknown ids left out.
          */
         get: operations["getUsersByIdTags"];
         put?: never;
@@ -380,10 +383,50 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A user's timeline, newest first
-         * @description Questions asked, answers posted, comments, and answers accepted on their questions; newest first (ties: kind, then id). Walk it with next_cursor (null at the end); there is no page number or total.
+         * A user's timeline, newest first, or several users' by ids
+         * @description Questions asked, answers posted, comments, answers accepted on their questions, and badges earned; newest first (ties: badge, accepted, comment, answer, question, then id descending). With several ids (`3;8;2`, at most 100): their events merged, unknown ids left out. Walk it with next_cursor (null at the end); there is no page number or total.
          */
         get: operations["getUsersByIdTimeline"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/{id}/badges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A user's badges, newest first, or several users' by ids
+         * @description Every badge the user earned, newest first (ties: award id). With several ids (`3;8;2`, at most 100): their awards merged, unknown ids left out. total_items is the sum of the users’ badge counts.
+         */
+        get: operations["getUsersByIdBadges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/badges": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The site's badges and how often each was awarded
+         * @description One entry per badge (name, class, tag flag). class (default): gold, then silver, then bronze, each by name; name: by name; awards: most awarded first.
+         */
+        get: operations["getBadges"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1121,20 +1164,56 @@ export interface components {
         /** TimelineEvent */
         TimelineEvent: {
             /**
-             * @description accepted: the user accepted an answer (id) on their question
+             * @description accepted: the user accepted an answer (id) on their question; badge: the user earned a badge
              * @enum {string}
              */
-            type: "question" | "answer" | "comment" | "accepted";
-            /** @description The question, answer or comment; for accepted, the answer */
+            type: "question" | "answer" | "comment" | "accepted" | "badge";
+            /** @description Whose event it is (for accepted, the asker) */
+            user_id: number;
+            /** @description The question, answer or comment; for accepted, the answer; for badge, the award */
             id: number;
-            question_id: number;
-            question_title: string;
-            question_slug: string;
+            /** @description The question of the post; null for a badge earned for no post */
+            question_id: number | null;
+            question_title: string | null;
+            question_slug: string | null;
+            /** @description For badge events only */
+            badge?: {
+                name: string;
+                /** @enum {string} */
+                class: "gold" | "silver" | "bronze";
+                tag_based: boolean;
+            };
             /**
              * Format: date-time
              * @description ISO 8601, UTC
              */
             created_at: string;
+        };
+        /** BadgeAward */
+        BadgeAward: {
+            id: number;
+            user_id: number;
+            name: string;
+            /** @enum {string} */
+            class: "gold" | "silver" | "bronze";
+            /** @description A tag badge (its name is the tag) */
+            tag_based: boolean;
+            /** @description The question or answer it was earned for, when known */
+            post_id: number | null;
+            /**
+             * Format: date-time
+             * @description ISO 8601, UTC
+             */
+            awarded_at: string;
+        };
+        /** SiteBadge */
+        SiteBadge: {
+            name: string;
+            /** @enum {string} */
+            class: "gold" | "silver" | "bronze";
+            tag_based: boolean;
+            /** @description How many times it was awarded */
+            award_count: number;
         };
         /** DayActivity */
         DayActivity: {
@@ -1246,8 +1325,11 @@ export interface components {
              */
             id: string;
             event: string;
-            /** @enum {string} */
-            state: "pending" | "delivered" | "failed";
+            /**
+             * @description cancelled: the subscription was disabled before it was sent; redeliver sends it again
+             * @enum {string}
+             */
+            state: "pending" | "delivered" | "failed" | "cancelled";
             attempts: number;
             /** @description HTTP status of the last attempt */
             last_status: number | null;
@@ -3506,7 +3588,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: number;
+                /** @description User id, or up to 100 ids separated by ";" */
+                id: string;
             };
             cookie?: never;
         };
@@ -3625,7 +3708,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: number;
+                /** @description User id, or up to 100 ids separated by ";" */
+                id: string;
             };
             cookie?: never;
         };
@@ -3745,7 +3829,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: number;
+                /** @description User id, or up to 100 ids separated by ";" */
+                id: string;
             };
             cookie?: never;
         };
@@ -3850,7 +3935,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: number;
+                /** @description User id, or up to 100 ids separated by ";" */
+                id: string;
             };
             cookie?: never;
         };
@@ -3955,7 +4041,8 @@ export interface operations {
             };
             header?: never;
             path: {
-                id: number;
+                /** @description User id, or up to 100 ids separated by ";" */
+                id: string;
             };
             cookie?: never;
         };
@@ -3981,6 +4068,220 @@ export interface operations {
                         data: {
                             events: components["schemas"]["TimelineEvent"][];
                             next_cursor: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: the ETag sent in If-None-Match is still current */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: Bearer realm="agora" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getUsersByIdBadges: {
+        parameters: {
+            query?: {
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Items per page (1-100) */
+                limit?: number;
+                /** @description The previous page's next_cursor: the page after it, by key, unaffected by rows written meanwhile (page is then ignored) */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /** @description User id, or up to 100 ids separated by ";" */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            badges: components["schemas"]["BadgeAward"][];
+                            pagination: components["schemas"]["Pagination"];
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: the ETag sent in If-None-Match is still current */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: Bearer realm="agora" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getBadges: {
+        parameters: {
+            query?: {
+                sort?: "class" | "name" | "awards";
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Items per page (1-100) */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            badges: components["schemas"]["SiteBadge"][];
+                            pagination: components["schemas"]["Pagination"];
                         };
                     };
                 };

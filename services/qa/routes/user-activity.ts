@@ -3,14 +3,13 @@ import { ANSWER_SORTS, answerListsRepository } from '../../../shared/db/reposito
 import { commentListsRepository } from '../../../shared/db/repositories/comment-lists.js';
 import { MAX_TAGS, QUESTION_SORTS, questionsRepository } from '../../../shared/db/repositories/questions.js';
 import { USER_TAG_SORTS, userActivityRepository } from '../../../shared/db/repositories/user-activity.js';
-import { userProfilesRepository } from '../../../shared/db/repositories/user-profiles.js';
-import { NotFoundError } from '../../../shared/errors.js';
 import { sendData } from '../../http/json-response.js';
 import type { QaDeps } from '../deps.js';
 import {
   AnswerOnQuestion,
   Cursor,
   ErrorResponse,
+  IdsParam,
   Limit,
   OneOf,
   Page,
@@ -22,22 +21,20 @@ import {
   WindowQuery,
 } from '../schemas.js';
 import { CommentList, commentListQuery } from './comments.js';
+import { knownUsers } from './user-ids.js';
 
-// Like GET /users/{id}: an id past int4 names no user (404); not an integer is a 400.
-const UserKey = Type.Object({ id: Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER }) });
+// Like GET /users/{ids}: one id past int4 names no user (404); not an integer is a 400; several ids are merged.
+const UserKey = IdsParam('User');
+const SEVERAL = ' With several ids (`3;8;2`, at most 100): theirs merged, unknown ids left out.';
 
 /** A user's questions, answers, comments, tags and timeline (issue 19); 404 for an unknown user. */
 export const userActivityRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (app, { deps }) => {
   const db = deps.database.db;
-  const profiles = userProfilesRepository(db);
   const questions = questionsRepository(db);
   const answers = answerListsRepository(db);
   const comments = commentListsRepository(db);
   const activity = userActivityRepository(db);
-  const known = async (id: number) => {
-    if (!(await profiles.find(id))) throw new NotFoundError('User not found');
-    return id;
-  };
+  const users = knownUsers(db);
 
   app.get(
     '/users/:id/questions',
@@ -46,7 +43,8 @@ export const userActivityRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = a
       schema: {
         tags: ['users'],
         summary: "A user's questions",
-        description: 'The sorts, filters and windows of GET /questions, for the questions the user asked.',
+        description:
+          'The sorts, filters and windows of GET /questions, for the questions the user asked.' + SEVERAL,
         params: UserKey,
         querystring: Type.Object({
           sort: OneOf(QUESTION_SORTS, 'newest'),
@@ -69,7 +67,7 @@ export const userActivityRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = a
       },
     },
     async (request, reply) => {
-      const author = await known(request.params.id);
+      const author = await users.resolve(request.params.id);
       return sendData(reply, await questions.list({ ...request.query, author }));
     },
   );
@@ -81,7 +79,7 @@ export const userActivityRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = a
       schema: {
         tags: ['users'],
         summary: "A user's answers",
-        description: 'votes: best voted first; newest (default) and oldest by creation.',
+        description: 'votes: best voted first; newest (default) and oldest by creation.' + SEVERAL,
         params: UserKey,
         querystring: Type.Object({
           sort: OneOf(ANSWER_SORTS, 'newest'),
@@ -97,7 +95,7 @@ export const userActivityRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = a
       },
     },
     async (request) => {
-      const id = await known(request.params.id);
+      const id = await users.resolve(request.params.id);
       return { success: true as const, data: await answers.forUser(id, request.query) };
     },
   );
@@ -109,13 +107,14 @@ export const userActivityRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = a
       schema: {
         tags: ['users'],
         summary: "A user's comments, newest first",
+        description: SEVERAL.trim(),
         params: UserKey,
         querystring: commentListQuery('newest'),
         response: { 200: CommentList, '4xx': ErrorResponse },
       },
     },
     async (request) => {
-      const id = await known(request.params.id);
+      const id = await users.resolve(request.params.id);
       return { success: true as const, data: await comments.list({ kind: 'user', id }, request.query) };
     },
   );
@@ -129,14 +128,15 @@ export const userActivityRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = a
         summary: "The tags of a user's posts, by answer score",
         description:
           'score (default): the sum of the votes of the user’s answers in the tag, then answer count; count: answer ' +
-          'count first. Ties: tag id. Tags the user only asked in come last (answer score and count 0).',
+          'count first. Ties: tag id. Tags the user only asked in come last (answer score and count 0). With several ' +
+          'ids (`3;8;2`, at most 100): the sums over their posts, unknown ids left out.',
         params: UserKey,
         querystring: Type.Object({ sort: OneOf(USER_TAG_SORTS, 'score'), limit: Limit }),
         response: { 200: success(Type.Object({ tags: Type.Array(UserTag) })), '4xx': ErrorResponse },
       },
     },
     async (request) => {
-      const id = await known(request.params.id);
+      const id = await users.resolve(request.params.id);
       return {
         success: true as const,
         data: { tags: await activity.tags(id, request.query.sort, request.query.limit) },
@@ -150,10 +150,12 @@ export const userActivityRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = a
       config: { readCache: true },
       schema: {
         tags: ['users'],
-        summary: "A user's timeline, newest first",
+        summary: "A user's timeline, newest first, or several users' by ids",
         description:
-          'Questions asked, answers posted, comments, and answers accepted on their questions; newest first (ties: ' +
-          'kind, then id). Walk it with next_cursor (null at the end); there is no page number or total.',
+          'Questions asked, answers posted, comments, answers accepted on their questions, and badges earned; newest ' +
+          'first (ties: badge, accepted, comment, answer, question, then id descending). With several ids (`3;8;2`, ' +
+          'at most 100): their events merged, unknown ids left out. Walk it with next_cursor (null at the end); ' +
+          'there is no page number or total.',
         params: UserKey,
         querystring: Type.Object({ limit: Limit, cursor: Cursor }),
         response: {
@@ -168,8 +170,8 @@ export const userActivityRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = a
       },
     },
     async (request) => {
-      const id = await known(request.params.id);
-      return { success: true as const, data: await activity.timeline(id, request.query) };
+      const ids = await users.resolve(request.params.id);
+      return { success: true as const, data: await activity.timeline(ids, request.query) };
     },
   );
 };

@@ -48,7 +48,9 @@ export const NewWebhookSubscription = Type.Object({
 export const WebhookDelivery = Type.Object({
   id: Type.String({ format: 'uuid', description: 'The X-Agora-Delivery header of its requests' }),
   event: Type.String(),
-  state: Type.Enum(['pending', 'delivered', 'failed']),
+  state: Type.Enum(['pending', 'delivered', 'failed', 'cancelled'], {
+    description: 'cancelled: the subscription was disabled before it was sent; redeliver sends it again',
+  }),
   attempts: Type.Integer(),
   last_status: Type.Union([Type.Integer(), Type.Null()], { description: 'HTTP status of the last attempt' }),
   last_error: Type.Union([Type.String(), Type.Null()]),

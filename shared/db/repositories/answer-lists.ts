@@ -4,6 +4,7 @@ import { isInt4Id } from '../int4.js';
 import { ANSWER_SORTS, type AnswerSort, type AnswerView } from './answers.js';
 import { iso, markdownOf, rows } from './pagination.js';
 import { seekPage, type PaginationWithCursor, type SeekOrder, type SeekParams } from './seek.js';
+import { inIdSet, type IdSet } from './id-set.js';
 import {
   boundedCount,
   boundedPagination,
@@ -88,13 +89,13 @@ export function answerListsRepository(db: Db) {
 
     /** A user's answers, paginated by page or cursor; the total is the user's answers_count unless windowed. */
     async forUser(
-      userId: number,
+      userId: IdSet,
       params: UserAnswersParams,
     ): Promise<{ answers: AnswerOnQuestion[]; pagination: PaginationWithCursor }> {
       const base = params.sort === 'votes' ? BY_VOTES : BY_DATE;
       const order = directed(base, params.order ?? (params.sort === 'oldest' ? 'asc' : 'desc'));
       const conditions: SQL[] = [
-        sql`a.author_id = ${userId}`,
+        inIdSet(sql`a.author_id`, userId),
         ...windowConditions(params, sql`a.created_at`, order.keys[0]!),
       ];
       const from = sql`answers a`;
@@ -102,7 +103,10 @@ export function answerListsRepository(db: Db) {
       const windowed = isWindowed(params);
       const [user] = windowed
         ? [{ n: await boundedCount(db, from, where) }]
-        : await rows<{ n: number }>(db, sql`SELECT answers_count AS n FROM users WHERE id = ${userId}`);
+        : await rows<{ n: number }>(
+            db,
+            sql`SELECT coalesce(sum(answers_count), 0)::int AS n FROM users WHERE ${inIdSet(sql`id`, userId)}`,
+          );
       const list = { bounded: windowed };
       const { items, pagination } = await seekPage<{ id: number }>(
         db,

@@ -2,6 +2,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { iso, markdownOf, rows } from './pagination.js';
 import { seekPage, type PaginationWithCursor, type SeekOrder, type SeekParams } from './seek.js';
+import { idsOf, inIdSet, type IdSet } from './id-set.js';
 import {
   boundedCount,
   boundedPagination,
@@ -58,7 +59,7 @@ const toView = (r: Row): CommentOnPost => ({
 /** Which comments: all of them, a user's, or a post's. */
 export type CommentScope =
   | { kind: 'all' }
-  | { kind: 'user'; id: number }
+  | { kind: 'user'; id: IdSet }
   | { kind: 'question'; id: number }
   | { kind: 'answer'; id: number };
 
@@ -95,10 +96,10 @@ export function commentListsRepository(db: Db) {
     if (windowed || scope.kind === 'question' || scope.kind === 'answer') {
       return { n: await boundedCount(db, from, where), bounded: true };
     }
-    const name = scope.kind === 'all' ? 'comments' : `user:${scope.id}:comments`;
+    const names = scope.kind === 'all' ? ['comments'] : idsOf(scope.id).map((id) => `user:${id}:comments`);
     const [row] = await rows<{ n: number }>(
       db,
-      sql`SELECT coalesce((SELECT n FROM list_counts WHERE scope = ${name}), 0)::int AS n`,
+      sql`SELECT coalesce((SELECT sum(n) FROM list_counts WHERE scope = ANY(${`{${names.join(',')}}`}::text[])), 0)::int AS n`,
     );
     return { n: row?.n ?? 0, bounded: false };
   }
@@ -111,7 +112,7 @@ export function commentListsRepository(db: Db) {
       const wanted = params.order ?? (params.sort === 'oldest' ? 'asc' : 'desc');
       const order = directed(baseOrder(scope, params.sort), wanted);
       const conditions: SQL[] = [sql`true`];
-      if (scope.kind === 'user') conditions.push(sql`c.author_id = ${scope.id}`);
+      if (scope.kind === 'user') conditions.push(inIdSet(sql`c.author_id`, scope.id));
       if (scope.kind === 'question') conditions.push(sql`c.question_id = ${scope.id}`);
       if (scope.kind === 'answer') conditions.push(sql`c.answer_id = ${scope.id}`);
       conditions.push(...windowConditions(params, sql`c.created_at`, order.keys[0]!));

@@ -7,7 +7,8 @@ import type { Database } from '../client.js';
  * never makes a second row.
  */
 
-export type DeliveryState = 'pending' | 'delivered' | 'failed';
+/** `cancelled`: a webhook delivery whose subscription was disabled before it was sent (redeliver resumes it). */
+export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'cancelled';
 
 export interface NewDelivery {
   id: string;
@@ -52,19 +53,33 @@ export function deliveriesRepository(database: Database) {
 
     /**
      * Counts and logs a new attempt of a pending delivery in `round`; null when there is nothing to do (delivered,
-     * given up, redelivered since the job was enqueued, or unknown).
+     * given up, redelivered since the job was enqueued, or unknown), `cancelled` when its webhook subscription is
+     * disabled. The check is made here, at each attempt, so that a delivery queued or waiting for a retry when its
+     * subscription is disabled (by its owner, or after WEBHOOK_DISABLE_AFTER_FAILURES) is not sent again: it
+     * settles as `cancelled` with no attempt logged. Pings (sent enabled or not) and explicit redeliveries
+     * (round > 0) are the owner's own requests and go out regardless. List callbacks have no subscription.
      */
-    async startAttempt(id: string, round: number): Promise<StartedAttempt | null> {
+    async startAttempt(id: string, round: number): Promise<StartedAttempt | 'cancelled' | null> {
       const [row] = await database.query<Record<string, unknown>>(sql`
-        WITH started AS (
+        WITH cancelled AS (
+          UPDATE deliveries d SET state = 'cancelled', failed_at = now(), last_error = 'subscription disabled'
+          WHERE d.id = ${id} AND d.round = ${round} AND d.state = 'pending' AND d.round = 0 AND d.event <> 'ping'
+            AND EXISTS (SELECT 1 FROM webhook_subscriptions w
+                        WHERE d.subject = 'webhook:' || w.id AND w.disabled_at IS NOT NULL)
+          RETURNING d.id
+        ), started AS (
           UPDATE deliveries SET attempts = attempts + 1
-          WHERE id = ${id} AND round = ${round} AND state = 'pending'
+          WHERE id = ${id} AND round = ${round} AND state = 'pending' AND NOT EXISTS (SELECT 1 FROM cancelled)
           RETURNING id, attempts, url, secret, event, body
         ), logged AS (
           INSERT INTO delivery_attempts (delivery_id, attempt) SELECT id, attempts FROM started
         )
-        SELECT attempts AS attempt, url, secret, event, body FROM started`);
-      return (row as StartedAttempt | undefined) ?? null;
+        SELECT false AS cancelled, attempts AS attempt, url, secret, event, body FROM started
+        UNION ALL SELECT true, null, null, null, null, null FROM cancelled`);
+      if (!row) return null;
+      if (row.cancelled) return 'cancelled';
+      const { cancelled: _, ...started } = row;
+      return started as unknown as StartedAttempt;
     },
 
     /** Completes an attempt's log entry and moves the delivery to `state` (pending while retries remain). */

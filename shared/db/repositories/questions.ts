@@ -12,6 +12,7 @@ import {
   type SeekOrder,
   type SeekParams,
 } from './seek.js';
+import { inIdSet, type IdSet } from './id-set.js';
 import {
   boundedCount,
   boundedPagination,
@@ -31,8 +32,8 @@ export interface QuestionListParams extends SeekParams, WindowParams {
   tag?: string;
   /** A category id. */
   category?: number;
-  /** The author's user id (GET /users/{id}/questions). */
-  author?: number;
+  /** The author's user id, or several authors' (GET /users/{ids}/questions). */
+  author?: IdSet;
 }
 
 /** At most this many tags in one `tag` filter (as Stack Exchange's `tagged`). */
@@ -185,7 +186,7 @@ export function questionsRepository(db: Db) {
     const conditions = [sql`true`];
     if (unanswered) conditions.push(sql`q.answers_count = 0`);
     if (params.category !== undefined) conditions.push(sql`q.category_id = ${params.category}`);
-    if (params.author !== undefined) conditions.push(sql`q.author_id = ${params.author}`);
+    if (params.author !== undefined) conditions.push(inIdSet(sql`q.author_id`, params.author));
     if (params.author !== undefined && params.tag !== undefined) {
       const tags = await tagsOf(tagSlugs(params.tag));
       if (!tags) return undefined;
@@ -199,16 +200,12 @@ export function questionsRepository(db: Db) {
     const from = sql`questions q`;
     const where = sql.join(conditions, sql` AND `);
     if (windowed || params.author !== undefined) {
-      const own =
-        params.author !== undefined &&
-        !windowed &&
-        !unanswered &&
-        params.category === undefined &&
-        !params.tag;
-      if (own) {
+      const author = params.author;
+      const own = !windowed && !unanswered && params.category === undefined && !params.tag;
+      if (author !== undefined && own) {
         const [user] = await rows<{ n: number }>(
           db,
-          sql`SELECT questions_count AS n FROM users WHERE id = ${params.author}`,
+          sql`SELECT coalesce(sum(questions_count), 0)::int AS n FROM users WHERE ${inIdSet(sql`id`, author)}`,
         );
         return { from, where, order: ordered, total: user?.n ?? 0 };
       }

@@ -3,6 +3,8 @@ import type { Db } from '../client.js';
 import { iso, rows } from './pagination.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { keyValue } from './seek.js';
+import { inIdSet, type IdSet } from './id-set.js';
+import { badgeAwardsRepository, type BadgeClass } from './badge-awards.js';
 
 export const USER_TAG_SORTS = ['score', 'count'] as const;
 export type UserTagSort = (typeof USER_TAG_SORTS)[number];
@@ -17,21 +19,26 @@ export interface UserTag {
   question_count: number;
 }
 
-export const TIMELINE_TYPES = ['question', 'answer', 'comment', 'accepted'] as const;
+export const TIMELINE_TYPES = ['question', 'answer', 'comment', 'accepted', 'badge'] as const;
 export type TimelineType = (typeof TIMELINE_TYPES)[number];
 
 export interface TimelineEvent {
   type: TimelineType;
-  /** The post: the question, the answer, the comment; for `accepted`, the answer the user accepted. */
+  /** The user whose event it is (for `accepted`, the asker). */
+  user_id: number;
+  /** The question, the answer, the comment; for `accepted`, the answer the user accepted; for `badge`, the award. */
   id: number;
-  question_id: number;
-  question_title: string;
-  question_slug: string;
+  /** The question of the post; for a badge, of the post it was earned for, null when it names none. */
+  question_id: number | null;
+  question_title: string | null;
+  question_slug: string | null;
+  /** For `badge` only: which badge. */
+  badge?: { name: string; class: BadgeClass; tag_based: boolean };
   created_at: string;
 }
 
 // The kinds as numbers, so that two events at the same instant still have one order (kind, then id).
-const KIND = { question: 1, answer: 2, comment: 3, accepted: 4 } as const;
+const KIND = { question: 1, answer: 2, comment: 3, accepted: 4, badge: 5 } as const;
 
 /** Where a timeline page starts: before the last shown event's (time, kind, id), or at the top. */
 interface TimelineSeek {
@@ -41,27 +48,30 @@ interface TimelineSeek {
 }
 
 /**
- * One kind of event of one user, newest first, at most `take` of them from the seek position: each branch is a
- * range of that user's date index of its table (migration 0011), `at <= last time` bounding the scan and the row
- * comparison placing it exactly, so a page costs the same at any depth of any user's history.
+ * One kind of event of the users, newest first, at most `take` of them from the seek position: for one user each
+ * branch is a range of that user's date index of its table (migrations 0011, 0015), `at <= last time` bounding the
+ * scan and the row comparison placing it exactly, so a page costs the same at any depth of any user's history.
  */
 function branch(kind: number, at: SQL, id: SQL, body: SQL, seek: TimelineSeek | undefined, take: number) {
   const k = sql.raw(String(kind));
   const after = seek
     ? sql`AND ${at} <= ${seek.at} AND (${at}, ${k}, ${id}) < (${seek.at}, ${seek.kind}, ${seek.id})`
     : sql``;
-  return sql`(SELECT ${at} AS at, ${k} AS kind, ${id} AS id, question_id FROM ${body} ${after}
+  return sql`(SELECT ${at} AS at, ${k} AS kind, ${id} AS id, question_id, user_id FROM ${body} ${after}
               ORDER BY ${at} DESC NULLS LAST, ${id} DESC NULLS LAST LIMIT ${take})`;
 }
 
-const timelineOf = (userId: number, seek: TimelineSeek | undefined, take: number) =>
+// One user is a plain equality (an index range in date order); several are ANY (id-set.ts).
+const ofUsers = inIdSet;
+
+const timelineOf = (userIds: IdSet, seek: TimelineSeek | undefined, take: number) =>
   sql.join(
     [
       branch(
         KIND.question,
         sql`q.created_at`,
         sql`q.id`,
-        sql`(SELECT *, id AS question_id FROM questions) q WHERE q.author_id = ${userId}`,
+        sql`(SELECT *, id AS question_id, author_id AS user_id FROM questions) q WHERE ${ofUsers(sql`q.author_id`, userIds)}`,
         seek,
         take,
       ),
@@ -69,7 +79,7 @@ const timelineOf = (userId: number, seek: TimelineSeek | undefined, take: number
         KIND.answer,
         sql`a.created_at`,
         sql`a.id`,
-        sql`answers a WHERE a.author_id = ${userId}`,
+        sql`(SELECT *, author_id AS user_id FROM answers) a WHERE ${ofUsers(sql`a.author_id`, userIds)}`,
         seek,
         take,
       ),
@@ -77,8 +87,8 @@ const timelineOf = (userId: number, seek: TimelineSeek | undefined, take: number
         KIND.comment,
         sql`c.created_at`,
         sql`c.id`,
-        sql`(SELECT c.id, c.author_id, c.created_at, coalesce(c.question_id, ca.question_id) AS question_id
-             FROM comments c LEFT JOIN answers ca ON ca.id = c.answer_id) c WHERE c.author_id = ${userId}`,
+        sql`(SELECT c.id, c.author_id, c.author_id AS user_id, c.created_at, coalesce(c.question_id, ca.question_id) AS question_id
+             FROM comments c LEFT JOIN answers ca ON ca.id = c.answer_id) c WHERE ${ofUsers(sql`c.author_id`, userIds)}`,
         seek,
         take,
       ),
@@ -86,8 +96,20 @@ const timelineOf = (userId: number, seek: TimelineSeek | undefined, take: number
         KIND.accepted,
         sql`a.accepted_at`,
         sql`a.id`,
-        sql`(SELECT a.*, q.author_id AS asker_id FROM questions q JOIN answers a ON a.question_id = q.id AND a.is_accepted WHERE q.has_accepted) a
-             WHERE a.asker_id = ${userId} AND a.accepted_at IS NOT NULL`,
+        sql`(SELECT a.*, q.author_id AS user_id FROM questions q JOIN answers a ON a.question_id = q.id AND a.is_accepted WHERE q.has_accepted) a
+             WHERE ${ofUsers(sql`a.user_id`, userIds)} AND a.accepted_at IS NOT NULL`,
+        seek,
+        take,
+      ),
+      // A badge's question: the post it names, a question or an answer's question (imported ids are the dump's,
+      // which the two share without overlap); none when it names no post here.
+      branch(
+        KIND.badge,
+        sql`b.awarded_at`,
+        sql`b.id`,
+        sql`(SELECT b.*, coalesce((SELECT pq.id FROM questions pq WHERE pq.id = b.post_id),
+                                  (SELECT pa.question_id FROM answers pa WHERE pa.id = b.post_id)) AS question_id
+             FROM badge_awards b) b WHERE ${ofUsers(sql`b.user_id`, userIds)}`,
         seek,
         take,
       ),
@@ -101,12 +123,13 @@ const TYPE_OF = Object.fromEntries(Object.entries(KIND).map(([type, n]) => [n, t
 >;
 
 export function userActivityRepository(db: Db) {
+  const badges = badgeAwardsRepository(db);
   return {
     /**
      * The tags of a user's answers and questions (every one of their posts is read: the cost is the user's activity,
      * not the site's), best answer score first (or most answers, with `count`), then tag id.
      */
-    async tags(userId: number, sort: UserTagSort, limit: number): Promise<UserTag[]> {
+    async tags(userId: IdSet, sort: UserTagSort, limit: number): Promise<UserTag[]> {
       const order =
         sort === 'score'
           ? sql`answer_score DESC, answer_count DESC, t.id ASC`
@@ -117,21 +140,25 @@ export function userActivityRepository(db: Db) {
                    sum(p.question_score)::int AS question_score, sum(p.question_count)::int AS question_count
             FROM (
               SELECT qt.tag_id, a.votes AS answer_score, 1 AS answer_count, 0 AS question_score, 0 AS question_count
-                FROM answers a JOIN question_tags qt ON qt.question_id = a.question_id WHERE a.author_id = ${userId}
+                FROM answers a JOIN question_tags qt ON qt.question_id = a.question_id WHERE ${inIdSet(sql`a.author_id`, userId)}
               UNION ALL
               SELECT qt.tag_id, 0, 0, q.votes, 1
-                FROM questions q JOIN question_tags qt ON qt.question_id = q.id WHERE q.author_id = ${userId}
+                FROM questions q JOIN question_tags qt ON qt.question_id = q.id WHERE ${inIdSet(sql`q.author_id`, userId)}
             ) p JOIN tags t ON t.id = p.tag_id
             GROUP BY t.id ORDER BY ${order} LIMIT ${limit}`,
       );
     },
 
     /** One page of the user's timeline, newest first, by cursor only (no total: the client walks with next_cursor). */
+    /**
+     * One page of the timeline of one user (or of several, merged), newest first, by cursor only (no total: the
+     * client walks with next_cursor).
+     */
     async timeline(
-      userId: number,
+      userIds: IdSet,
       params: { limit: number; cursor?: string },
     ): Promise<{ events: TimelineEvent[]; next_cursor: string | null }> {
-      const list = JSON.stringify(['timeline', userId]);
+      const list = JSON.stringify(['timeline', userIds]);
       const from = params.cursor === undefined ? undefined : decodeCursor(params.cursor, list, 3);
       const seek = from && {
         at: keyValue('timestamptz', from.key[0]!),
@@ -143,14 +170,15 @@ export function userActivityRepository(db: Db) {
       const found = await rows<{
         kind: number;
         id: number;
-        question_id: number;
+        user_id: number;
+        question_id: number | null;
         created_at: string;
         key_at: string;
       }>(
         db,
-        sql`SELECT t.kind, t.id, t.question_id, ${iso(sql`t.at`)} AS created_at,
+        sql`SELECT t.kind, t.id, t.user_id, t.question_id, ${iso(sql`t.at`)} AS created_at,
                    to_char(t.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS key_at
-            FROM (${timelineOf(userId, seek, take)}) t
+            FROM (${timelineOf(userIds, seek, take)}) t
             ORDER BY t.at DESC NULLS LAST, t.kind DESC, t.id DESC LIMIT ${take}`,
       );
       const items = found.slice(0, params.limit);
@@ -159,7 +187,7 @@ export function userActivityRepository(db: Db) {
         found.length > params.limit && last
           ? encodeCursor({ list, key: [last.key_at, last.kind, last.id], page: (from?.page ?? 1) + 1 })
           : null;
-      const ids = [...new Set(items.map((e) => e.question_id))];
+      const ids = [...new Set(items.flatMap((e) => (e.question_id === null ? [] : [e.question_id])))];
       const questions = new Map(
         (ids.length === 0
           ? []
@@ -169,15 +197,19 @@ export function userActivityRepository(db: Db) {
             )
         ).map((q) => [q.id, q]),
       );
+      const awards = await badges.byIds(items.filter((e) => e.kind === KIND.badge).map((e) => e.id));
       return {
         events: items.map((e) => {
-          const question = questions.get(e.question_id);
+          const question = e.question_id === null ? undefined : questions.get(e.question_id);
+          const award = e.kind === KIND.badge ? awards.get(e.id) : undefined;
           return {
             type: TYPE_OF[e.kind]!,
+            user_id: e.user_id,
             id: e.id,
             question_id: e.question_id,
-            question_title: question?.title ?? '',
-            question_slug: question?.slug ?? '',
+            question_title: e.question_id === null ? null : (question?.title ?? ''),
+            question_slug: e.question_id === null ? null : (question?.slug ?? ''),
+            ...(award && { badge: { name: award.name, class: award.class, tag_based: award.tag_based } }),
             created_at: e.created_at,
           };
         }),

@@ -11,7 +11,7 @@ export const deliveries = pgTable(
     url: text('url').notNull(),
     secret: text('secret').notNull(),
     body: text('body').notNull(),
-    state: text('state', { enum: ['pending', 'delivered', 'failed'] })
+    state: text('state', { enum: ['pending', 'delivered', 'failed', 'cancelled'] })
       .notNull()
       .default('pending'),
     round: integer('round').notNull().default(0),

@@ -6,3 +6,4 @@ export * from './views.js';
 export * from './deliveries.js';
 export * from './admin-sessions.js';
 export * from './verification-lists.js';
+export * from './badges.js';
