@@ -31,7 +31,7 @@ export type SiteBadgeSort = (typeof SITE_BADGE_SORTS)[number];
 
 const COLUMNS = sql`b.id, b.user_id, b.name, b.class, b.tag_based, b.post_id, ${iso(sql`b.awarded_at`)} AS awarded_at`;
 
-// Newest first on the (user_id, awarded_at DESC, id DESC) index of migration 0015.
+// Newest first on the (user_id, awarded_at DESC, id DESC) index of migration 0014.
 const NEWEST: SeekOrder = {
   direction: 'desc',
   keys: [

@@ -49,7 +49,7 @@ interface TimelineSeek {
 
 /**
  * One kind of event of the users, newest first, at most `take` of them from the seek position: for one user each
- * branch is a range of that user's date index of its table (migrations 0011, 0015), `at <= last time` bounding the
+ * branch is a range of that user's date index of its table (migrations 0011, 0014), `at <= last time` bounding the
  * scan and the row comparison placing it exactly, so a page costs the same at any depth of any user's history.
  */
 function branch(kind: number, at: SQL, id: SQL, body: SQL, seek: TimelineSeek | undefined, take: number) {

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { boolean, check, index, integer, pgTable, serial, text, timestamp } from 'drizzle-orm/pg-core';
 import { users } from './qa.js';
 
-/** Each badge a user earned (migration 0015); users.badge_* are the per-class counts of these rows. */
+/** Each badge a user earned (migration 0014); users.badge_* are the per-class counts of these rows. */
 export const badgeAwards = pgTable(
   'badge_awards',
   {
