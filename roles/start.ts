@@ -46,7 +46,11 @@ export async function startRoles(argv: string[] = process.argv.slice(2)): Promis
     startRedis: true,
     service: true,
   });
-  logger.info({ database: runtime.database.kind, redis: redactUrl(redis.url) }, 'runtime ready');
+  const redisWhere =
+    config.redisClusterNodes.length > 0
+      ? { redisCluster: config.redisClusterNodes }
+      : { redis: redactUrl(redis.url) };
+  logger.info({ database: runtime.database.kind, ...redisWhere }, 'runtime ready');
   if (role === 'all' || role === 'qa') await loadDemoDataIfEmpty(config, runtime.database, logger);
   for (const warning of developmentSecretWarnings(config)) logger.warn(warning);
 

@@ -35,7 +35,7 @@ export const queueKeyPrefix = (config: KeyspaceConfig, queue: string): string =>
  */
 export const KEY_GROUPS = {
   /** The verification engine: result, DNS and catch-all caches, reply streams (host work is tagged per host). */
-  verify: 'verify',
+  verification: 'verification',
   /** Every rate limiter's counters. */
   rateLimit: 'ratelimit',
   /** Question view counters and their flush batches (one Lua script moves pending to a batch). */

@@ -60,6 +60,9 @@ function connectCluster(nodes: readonly string[], options: RedisOptions): Cluste
     // While a failed master's slots are being taken over (or it restarts) a command is retried, not failed.
     retryDelayOnClusterDown: 200,
     retryDelayOnFailover: 200,
+    // The slot map is read from the nodes at connect time and after every redirection; ioredis's 1 s default
+    // gives up on a busy node and, at start-up, leaves the client without a slot map.
+    slotsRefreshTimeout: 5000,
     redisOptions,
   };
   return new Cluster(

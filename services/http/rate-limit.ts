@@ -130,10 +130,7 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
       onStoreError: (err) => {
         if (Date.now() - lastWarning < STORE_WARNING_INTERVAL_MS) return;
         lastWarning = Date.now();
-        app.log.warn(
-          { err: err.message },
-          'rate limits: RedisClient unavailable, counting in process memory',
-        );
+        app.log.warn({ err: err.message }, 'rate limits: Redis unavailable, counting in process memory');
       },
     });
 

@@ -22,7 +22,7 @@ export const VERIFY_DNS_TRIES = 2;
 
 /** Where the engine keeps its Redis keys (result, DNS and catch-all caches, host work, replies): its key group. */
 export const verifyKeyPrefix = (config: KeyspaceConfig): string =>
-  `${keyGroup(config, KEY_GROUPS.verify)}:verify:`;
+  `${keyGroup(config, KEY_GROUPS.verification)}:verify:`;
 
 export function verifierOptionsFrom(
   config: Pick<Config, 'verify' | 'queuePrefix' | 'redisClusterNodes'>,
