@@ -26,7 +26,8 @@ export function productionProblems(config: ProductionFacts): string[] {
     );
   if (!config.redisUrl && !config.redisClusterNodes?.length)
     problems.push(
-      'REDIS_URL (or REDIS_CLUSTER_NODES): required in production; a private Redis is a development convenience',
+      'REDIS_URL: required in production (or REDIS_CLUSTER_NODES for a Redis Cluster); a private Redis is a ' +
+        'development convenience',
     );
   if (!config.appSecret)
     problems.push(
