@@ -24,9 +24,13 @@ export async function bootRuntime(
 ): Promise<{ runtime: Runtime; redis: EnsuredRedis }> {
   let redis: EnsuredRedis;
   try {
-    redis = options.startRedis
-      ? await ensureRedis(config.redisUrl, config.dataDir, logger)
-      : { url: config.redisUrl ?? 'redis://127.0.0.1:6379' };
+    // A Cluster is reached through its nodes (REDIS_CLUSTER_NODES): never a private redis-server then.
+    redis =
+      config.redisClusterNodes.length > 0
+        ? { url: config.redisUrl ?? `redis://${config.redisClusterNodes[0]}` }
+        : options.startRedis
+          ? await ensureRedis(config.redisUrl, config.dataDir, logger)
+          : { url: config.redisUrl ?? 'redis://127.0.0.1:6379' };
   } catch (err) {
     process.stderr.write(`\n${(err as Error).message}\n\n`);
     process.exit(3);

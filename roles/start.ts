@@ -48,7 +48,11 @@ export async function startRoles(argv: string[] = process.argv.slice(2)): Promis
     // Only the Q&A service sends reads to replicas; other roles would only run their health checks.
     readReplicas: role === 'all' || role === 'qa',
   });
-  logger.info({ database: runtime.database.kind, redis: redactUrl(redis.url) }, 'runtime ready');
+  const redisWhere =
+    config.redisClusterNodes.length > 0
+      ? { redisCluster: config.redisClusterNodes }
+      : { redis: redactUrl(redis.url) };
+  logger.info({ database: runtime.database.kind, ...redisWhere }, 'runtime ready');
   if (role === 'all' || role === 'qa') await loadDemoDataIfEmpty(config, runtime.database, logger);
   for (const warning of developmentSecretWarnings(config)) logger.warn(warning);
 

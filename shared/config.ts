@@ -98,6 +98,7 @@ function isPostgresUrl(value: string): boolean {
 }
 
 const HOST_PORT = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/;
+const CLUSTER_NODE = /^[A-Za-z0-9.-]+:\d{1,5}$/;
 // Declared with the queues; re-exported for the modules that take them from the configuration.
 export { QUEUE_NAMES, type QueueName };
 
@@ -126,6 +127,9 @@ export function loadConfig(env: Env = process.env) {
     // An empty embedded database gets the bundled beer.stackexchange.com dump on first start (never a server's).
     demoData: r.bool('DEMO_DATA', true),
     redisUrl: r.url('REDIS_URL', ['redis:', 'rediss:']),
+    // A Redis Cluster's nodes (host:port, any few of them): every process then uses a cluster-aware client and the
+    // keys spread over the shards by hash tag (shared/keyspace.ts). Empty: the single Redis of REDIS_URL.
+    redisClusterNodes: r.list('REDIS_CLUSTER_NODES', (e) => CLUSTER_NODE.test(e), 'host:port'),
     // Hash-tagged so that every key of a queue lands in one Redis Cluster slot.
     queuePrefix: r.string('QUEUE_PREFIX', '{agora}'),
     host: r.string('HOST', '0.0.0.0'),

@@ -11,6 +11,7 @@ export const MIN_CREDENTIAL_LENGTH = 32;
 interface ProductionFacts {
   databaseUrl?: string;
   redisUrl?: string;
+  redisClusterNodes?: readonly string[];
   appSecret?: string;
   adminToken?: string;
   metricsToken?: string;
@@ -23,8 +24,11 @@ export function productionProblems(config: ProductionFacts): string[] {
     problems.push(
       'DATABASE_URL: required in production; the embedded database serves one process on one machine',
     );
-  if (!config.redisUrl)
-    problems.push('REDIS_URL: required in production; a private Redis is a development convenience');
+  if (!config.redisUrl && !config.redisClusterNodes?.length)
+    problems.push(
+      'REDIS_URL: required in production (or REDIS_CLUSTER_NODES for a Redis Cluster); a private Redis is a ' +
+        'development convenience',
+    );
   if (!config.appSecret)
     problems.push(
       `APP_SECRET: required in production, at least ${MIN_CREDENTIAL_LENGTH} characters ${generate}; ` +

@@ -1,10 +1,19 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 import type { Logger } from './logger.js';
 
-export type { Redis };
+export type { Redis, Cluster };
+
+/** A connection to the deployment's Redis: one server, or a Redis Cluster (REDIS_CLUSTER_NODES). */
+export type RedisClient = Redis | Cluster;
+
+/** Where the deployment's Redis is: `clusterNodes` (host:port, any few nodes) when it is a Cluster. */
+export interface RedisTarget {
+  url: string;
+  clusterNodes?: readonly string[];
+}
 
 const DEFAULT_URL = 'redis://127.0.0.1:6379';
 
@@ -12,16 +21,73 @@ const DEFAULT_URL = 'redis://127.0.0.1:6379';
  * Producers (API processes) fail fast when Redis is away so a request errors instead of hanging;
  * workers wait for Redis forever, as BullMQ requires of blocking connections.
  */
-export function connectRedis(url: string, role: 'producer' | 'worker', extra: RedisOptions = {}): Redis {
+export function connectRedis(url: string, role: 'producer' | 'worker', extra?: RedisOptions): Redis;
+export function connectRedis(
+  target: RedisTarget,
+  role: 'producer' | 'worker',
+  extra?: RedisOptions,
+): RedisClient;
+export function connectRedis(
+  target: string | RedisTarget,
+  role: 'producer' | 'worker',
+  extra: RedisOptions = {},
+): RedisClient {
+  const { url, clusterNodes = [] } = typeof target === 'string' ? { url: target } : target;
   const options: RedisOptions =
     role === 'worker'
       ? { maxRetriesPerRequest: null, enableReadyCheck: true }
       : { maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 5000, commandTimeout: 5000 };
+  if (clusterNodes.length > 0) return connectCluster(clusterNodes, { ...options, ...extra });
   return new Redis(url, {
     lazyConnect: false,
     retryStrategy: (n) => Math.min(n * 200, 2000),
     ...options,
     ...extra,
+  });
+}
+
+/**
+ * A cluster-aware client: it learns the slot map from any node it is given, follows MOVED/ASK redirections and
+ * refreshes the map when a node fails or slots move. Offline queueing is a client-wide option on a Cluster; the
+ * rest of `options` applies to each node's connection.
+ */
+function connectCluster(nodes: readonly string[], options: RedisOptions): Cluster {
+  const { enableOfflineQueue, lazyConnect, retryStrategy: _perNode, ...redisOptions } = options;
+  const clusterOptions: ClusterOptions = {
+    lazyConnect: lazyConnect ?? false,
+    enableOfflineQueue: enableOfflineQueue ?? true,
+    clusterRetryStrategy: (n) => Math.min(n * 200, 2000),
+    // While a failed master's slots are being taken over (or it restarts) a command is retried, not failed.
+    retryDelayOnClusterDown: 200,
+    retryDelayOnFailover: 200,
+    // The slot map is read from the nodes at connect time and after every redirection; ioredis's 1 s default
+    // gives up on a busy node and, at start-up, leaves the client without a slot map.
+    slotsRefreshTimeout: 5000,
+    redisOptions,
+  };
+  return new Cluster(
+    nodes.map((node) => {
+      const at = node.lastIndexOf(':');
+      return { host: node.slice(0, at), port: Number(node.slice(at + 1)) };
+    }),
+    clusterOptions,
+  );
+}
+
+/**
+ * A second connection like `client`, with `options` for its node connections: a blocking reader or a subscriber
+ * holds its connection, so it needs its own. `Cluster.duplicate` takes other arguments than `Redis.duplicate`.
+ */
+export function duplicateConnection(
+  client: RedisClient,
+  options: RedisOptions & ClusterOptions = {},
+): RedisClient {
+  if (!(client instanceof Cluster)) return client.duplicate(options);
+  const { enableOfflineQueue, enableAutoPipelining, ...redisOptions } = options;
+  return client.duplicate([], {
+    ...(enableOfflineQueue === undefined ? {} : { enableOfflineQueue }),
+    ...(enableAutoPipelining === undefined ? {} : { enableAutoPipelining }),
+    redisOptions: { ...client.options.redisOptions, ...redisOptions },
   });
 }
 

@@ -4,8 +4,9 @@ import { openDatabase, type Database } from './db/client.js';
 import { migrateDatabase } from './db/migrate.js';
 import { openReadReplicas, routedDatabase, type ReadReplicas } from './db/replicas/index.js';
 import type { Logger } from './logger.js';
+import { queueKeyPrefix } from './keyspace.js';
 import { createQueues, type Queues } from './queues/producer.js';
-import { connectRedis, type Redis } from './redis.js';
+import { connectRedis, type RedisClient } from './redis.js';
 
 /** What every process of the system shares: the database, a producer Redis connection and the queues. */
 export interface Runtime {
@@ -19,7 +20,7 @@ export interface Runtime {
    */
   replicas: ReadReplicas | undefined;
   /** Fail-fast connection for commands (rate limits, caches, producers). */
-  redis: Redis;
+  redis: RedisClient;
   redisUrl: string;
   queues: Queues;
   close(): Promise<void>;
@@ -70,9 +71,9 @@ export async function openRuntime(
       throw err;
     }
   }
-  const redis = connectRedis(redisUrl, 'producer');
+  const redis = connectRedis({ url: redisUrl, clusterNodes: config.redisClusterNodes }, 'producer');
   redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
-  const queues = createQueues(redis, config.queuePrefix);
+  const queues = createQueues(redis, (queue) => queueKeyPrefix(config, queue));
   return {
     config,
     logger,

@@ -4,6 +4,7 @@ import { isDatabaseUnavailable } from '../shared/db/unavailable.js';
 import { recordJob } from '../shared/metrics.js';
 import { catalog, type CatalogQueue } from '../shared/queues/catalog.js';
 import { InvalidPayloadError, validatePayload } from '../shared/queues/producer.js';
+import { queueKeyPrefix } from '../shared/keyspace.js';
 import { connectRedis } from '../shared/redis.js';
 import { processors } from './registry.js';
 import type { QueueProcessor, WorkerDeps } from './types.js';
@@ -27,7 +28,10 @@ export function resolveQueues(requested: readonly string[]): QueueName[] {
 /** Starts one BullMQ Worker per queue, after upserting that queue's schedulers (idempotent across workers). */
 export async function startWorkerPool(deps: WorkerDeps, requested: readonly string[]): Promise<WorkerPool> {
   const names = resolveQueues(requested);
-  const connection = connectRedis(deps.redisUrl, 'worker');
+  const connection = connectRedis(
+    { url: deps.redisUrl, clusterNodes: deps.config.redisClusterNodes },
+    'worker',
+  );
   connection.on('error', (err) => deps.logger.warn({ err: err.message }, 'worker redis connection error'));
   const started: { worker: Worker; processor: QueueProcessor<CatalogQueue> }[] = [];
 
@@ -38,7 +42,7 @@ export async function startWorkerPool(deps: WorkerDeps, requested: readonly stri
     }
     const worker = new Worker(name, (job, token) => runJob(name, processor, job, deps, token), {
       connection,
-      prefix: deps.config.queuePrefix,
+      prefix: queueKeyPrefix(deps.config, name),
       concurrency: processor.concurrency,
       limiter: processor.limiter,
       lockDuration: processor.lock?.durationMs ?? deps.config.workerLockMs,

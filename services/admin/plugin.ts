@@ -16,6 +16,7 @@ import { settingsPages } from './pages/settings.js';
 import { queuesBoard } from './queues.js';
 import { formBody, sendPage, type AdminContext } from './respond.js';
 import { createAdminSessions, type AdminSession } from './session.js';
+import { KEY_GROUPS, keyGroup } from '../../shared/keyspace.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -60,7 +61,7 @@ export const adminPlugin: FastifyPluginAsync<{ deps: AdminDeps }> = async (app, 
   await sessions.prune();
   const loginLimiter = new RateLimiterRedis({
     storeClient: deps.redis,
-    keyPrefix: `${deps.config.queuePrefix}admin-login`,
+    keyPrefix: `${keyGroup(deps.config, KEY_GROUPS.admin)}admin-login`,
     points: LOGIN_FAILURES,
     duration: LOGIN_WINDOW_SECONDS,
   });

@@ -7,11 +7,12 @@ import { rateLimitRejections } from '../../shared/metrics.js';
 import { RateLimitedError } from '../../shared/errors.js';
 import {
   createPlanLimiter,
+  rateLimitKeyPrefix,
   type Budget,
   type Decision,
   type WindowDurations,
 } from '../../shared/ratelimit/limiter.js';
-import type { Redis } from '../../shared/redis.js';
+import { duplicateConnection, type RedisClient } from '../../shared/redis.js';
 import { errorBody } from './errors.js';
 import { CORS_PREFLIGHT_ROUTE } from './conveniences.js';
 import { DOCUMENTATION_ROUTES } from './openapi.js';
@@ -36,8 +37,8 @@ declare module 'fastify' {
 }
 
 export interface RateLimitPluginOptions {
-  redis: Redis;
-  config: Pick<Config, 'rateLimits' | 'queuePrefix'>;
+  redis: RedisClient;
+  config: Pick<Config, 'rateLimits' | 'queuePrefix' | 'redisClusterNodes'>;
   /** Whose budgets: the Q&A service (plans from the key) or the verification service (one per-key budget). */
   service: 'qa' | 'verify';
   /** Window lengths in seconds; production uses an hour and a day. */
@@ -73,7 +74,7 @@ function plansOf(
     : { anonymous: limits.anonymous, verify: limits.verify };
 }
 
-function redisReady(redis: Redis, timeoutMs: number): Promise<void> {
+function redisReady(redis: RedisClient, timeoutMs: number): Promise<void> {
   if (redis.status === 'ready') return Promise.resolve();
   return new Promise((resolve) => {
     const done = () => {
@@ -115,14 +116,14 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
     let lastWarning = 0;
     // Its own connection with auto-pipelining: the hourly and daily windows of one request (and those of all
     // requests in the same tick) leave in one write instead of one round trip each.
-    const redis = options.redis.duplicate({ enableAutoPipelining: true });
+    const redis = duplicateConnection(options.redis, { enableAutoPipelining: true });
     redis.on('error', () => {}); // reported through onStoreError when a count fails
     app.addHook('onClose', async () => {
       redis.disconnect();
     });
     const limiter = createPlanLimiter<Plan>({
       redis,
-      keyPrefix: `${config.queuePrefix}:ratelimit:${options.service}`,
+      keyPrefix: rateLimitKeyPrefix(config, options.service),
       plans: plansOf(options.service, config.rateLimits) as Record<Plan, Budget>,
       windows: options.windows,
       redisTimeoutMs: options.redisTimeoutMs,

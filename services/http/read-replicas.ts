@@ -3,7 +3,7 @@ import fp from 'fastify-plugin';
 import { onReplica, type ReadReplicas, type Replica } from '../../shared/db/replicas/index.js';
 import { isDatabaseUnavailable } from '../../shared/db/unavailable.js';
 import { databaseReads } from '../../shared/metrics.js';
-import type { Redis } from '../../shared/redis.js';
+import type { RedisClient } from '../../shared/redis.js';
 import { recentWriters } from './recent-writers.js';
 
 declare module 'fastify' {
@@ -22,7 +22,7 @@ declare module 'fastify' {
 
 export interface ReadReplicaPluginOptions {
   replicas: ReadReplicas | undefined;
-  redis: Redis;
+  redis: RedisClient;
   prefix: string;
 }
 

@@ -1,4 +1,4 @@
-import type { Redis } from '../../shared/redis.js';
+import type { RedisClient } from '../../shared/redis.js';
 
 /**
  * Which API keys wrote within the read-your-writes window, kept in Redis (one key per writer, expiring with the
@@ -29,7 +29,7 @@ function withTimeout<T>(promise: Promise<T>): Promise<T> {
   ]).finally(() => clearTimeout(timer));
 }
 
-export function recentWriters(redis: Redis, prefix: string, windowMs: number): RecentWriters {
+export function recentWriters(redis: RedisClient, prefix: string, windowMs: number): RecentWriters {
   const key = (keyId: number) => `${prefix}:db:wrote:${keyId}`;
   return {
     async wrote(keyId) {

@@ -2,6 +2,7 @@ import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import { createAuthenticator } from '../../shared/access/authenticate.js';
 import { readinessChecks } from '../../shared/runtime.js';
+import { KEY_GROUPS, keyGroup } from '../../shared/keyspace.js';
 import { authPlugin } from '../http/auth.js';
 import { healthRoutes, serviceReadiness } from '../http/health.js';
 import { registerHome } from '../http/home.js';
@@ -68,7 +69,7 @@ export async function buildQaApp(deps: QaDeps) {
   await app.register(readReplicaPlugin, {
     replicas: deps.replicas,
     redis: deps.redis,
-    prefix: deps.config.queuePrefix,
+    prefix: keyGroup(deps.config, KEY_GROUPS.recentWriters),
   });
   const readiness = serviceReadiness('qa', readinessChecks(deps));
   await app.register(healthRoutes, {

@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
-import { createPlanLimiter, type Decision } from '../ratelimit/limiter.js';
-import type { Redis } from '../redis.js';
+import { createPlanLimiter, rateLimitKeyPrefix, type Decision } from '../ratelimit/limiter.js';
+import type { RedisClient } from '../redis.js';
 
 /**
  * A list's charge against its key's verification budget: one point per distinct address, taken at creation from
@@ -37,10 +37,10 @@ if points <= 0 then return 0 end
 return redis.call('decrby', KEYS[1], points)`;
 
 export function createListBudget(
-  redis: Redis,
-  config: Pick<Config, 'rateLimits' | 'queuePrefix'>,
+  redis: RedisClient,
+  config: Pick<Config, 'rateLimits' | 'queuePrefix' | 'redisClusterNodes'>,
 ): ListBudget {
-  const prefix = `${config.queuePrefix}:ratelimit:verify`;
+  const prefix = rateLimitKeyPrefix(config, 'verify');
   const limiter = createPlanLimiter({
     redis,
     keyPrefix: prefix,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Db } from '../db/client.js';
 import { isInt4Id } from '../db/int4.js';
 import { applyViewBatch } from '../db/repositories/view-batches.js';
-import type { Redis } from '../redis.js';
+import type { RedisClient } from '../redis.js';
 
 /**
  * Question views are counted without touching PostgreSQL on the read path: a read adds one to a field of a Redis
@@ -30,7 +30,7 @@ redis.call('SADD', KEYS[2], ARGV[1])
 return 1`;
 
 /** The hot path: one Redis command per counted view. */
-export function viewCounter(redis: Redis, prefix: string) {
+export function viewCounter(redis: RedisClient, prefix: string) {
   const { pending } = viewKeys(prefix);
   return {
     async record(questionId: number): Promise<void> {
@@ -45,7 +45,7 @@ export interface FlushResult {
   views: number;
 }
 
-export function viewFlusher(deps: { db: Db; redis: Redis; prefix: string }) {
+export function viewFlusher(deps: { db: Db; redis: RedisClient; prefix: string }) {
   const keys = viewKeys(deps.prefix);
 
   /** Moves the pending views into a new batch; null when there were none. */

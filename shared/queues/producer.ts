@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Queue, QueueEvents, type Job, type JobsOptions } from 'bullmq';
 import type { TSchema } from 'typebox';
 import { Compile, type Validator } from 'typebox/compile';
-import type { Redis } from '../redis.js';
+import { duplicateConnection, type RedisClient } from '../redis.js';
 import { ServiceUnavailableError } from '../errors.js';
 import { catalog, type CatalogQueue, type JobName, type Payload, type Result } from './catalog.js';
 import { createCompletions, type Completions, type JobOutcome } from './completions.js';
@@ -89,8 +89,14 @@ export interface Queues {
 /**
  * Producers for every queue, created on first use. `connection` is a fail-fast (producer) Redis connection;
  * the QueueEvents used for waiting need blocking connections of their own, which BullMQ duplicates from it.
+ * `prefix` is the BullMQ prefix of every queue, or of each queue (shared/keyspace.ts: one hash tag per queue on a
+ * Redis Cluster).
  */
-export function createQueues(connection: Redis, prefix: string): Queues {
+export function createQueues(
+  connection: RedisClient,
+  prefix: string | ((queue: CatalogQueue) => string),
+): Queues {
+  const prefixOf = (name: CatalogQueue): string => (typeof prefix === 'string' ? prefix : prefix(name));
   const queues = new Map<CatalogQueue, Queue>();
   const events = new Map<CatalogQueue, Promise<QueueEvents>>();
   const completions = new Map<CatalogQueue, Promise<Completions>>();
@@ -98,7 +104,11 @@ export function createQueues(connection: Redis, prefix: string): Queues {
   const queue = (name: CatalogQueue): Queue => {
     let q = queues.get(name);
     if (!q) {
-      q = new Queue(name, { connection, prefix, defaultJobOptions: catalog[name].defaultJobOptions });
+      q = new Queue(name, {
+        connection,
+        prefix: prefixOf(name),
+        defaultJobOptions: catalog[name].defaultJobOptions,
+      });
       q.on('error', () => {}); // surfaced by the failing call instead
       // job.waitUntilFinished() listens on the queue too: one listener per request waiting on this queue.
       q.setMaxListeners(0);
@@ -114,12 +124,12 @@ export function createQueues(connection: Redis, prefix: string): Queues {
       const qe = new QueueEvents(name, {
         // A blocking reader: the producer's fail-fast command timeout would cut its XREAD BLOCK short and drop
         // events, so a finished job could go unnoticed until the deadline.
-        connection: connection.duplicate({
+        connection: duplicateConnection(connection, {
           maxRetriesPerRequest: null,
           enableOfflineQueue: true,
           commandTimeout: undefined,
         }),
-        prefix,
+        prefix: prefixOf(name),
       });
       qe.on('error', () => {});
       // Every request waiting on a job adds listeners here; as many may wait at once as requests are in flight.

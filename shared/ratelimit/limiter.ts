@@ -1,4 +1,5 @@
-import type { Redis } from '../redis.js';
+import { KEY_GROUPS, keyGroup, type KeyspaceConfig } from '../keyspace.js';
+import type { RedisClient } from '../redis.js';
 import { LimitWindow, type Store, type WindowResult } from './windows.js';
 
 /**
@@ -39,8 +40,12 @@ export interface Decision {
   store: Store;
 }
 
+/** Prefix of a service's rate-limit counters (the verify service's are also charged and refunded by lists). */
+export const rateLimitKeyPrefix = (config: KeyspaceConfig, service: string): string =>
+  `${keyGroup(config, KEY_GROUPS.rateLimit)}:ratelimit:${service}`;
+
 export interface RateLimiterOptions<P extends string> {
-  redis: Redis;
+  redis: RedisClient;
   /** Full prefix for this limiter's keys; starts with config.queuePrefix. */
   keyPrefix: string;
   plans: Record<P, Budget>;

@@ -1,5 +1,5 @@
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import type { Redis } from '../redis.js';
+import type { RedisClient } from '../redis.js';
 
 /**
  * One fixed window (an hour, a day) of one plan, counted in Redis with rate-limiter-flexible's atomic
@@ -34,7 +34,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 }
 
 export interface WindowOptions {
-  redis: Redis;
+  redis: RedisClient;
   /** Full Redis key prefix of this window, e.g. `{agora}:ratelimit:qa:anonymous:hour`. */
   keyPrefix: string;
   window: string;

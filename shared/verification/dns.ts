@@ -1,6 +1,6 @@
 import { promises as dnsPromises } from 'node:dns';
 import net from 'node:net';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import pLimit from 'p-limit';
 import { createFactCache } from './fact-cache.js';
 
@@ -34,7 +34,7 @@ export interface DnsOptions {
   dnsServers: string[];
   dnsTimeoutMs: number;
   dnsTries: number;
-  redis: Redis;
+  redis: RedisClient;
   keyPrefix: string;
   /** Upper bound of a cached answer, seconds. */
   cacheMaxTtlSec: number;

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import { LRUCache } from 'lru-cache';
 
 /**
@@ -8,7 +8,7 @@ import { LRUCache } from 'lru-cache';
  * most `localMaxMs`, so that an operator who deletes a key sees every process ask again soon after.
  */
 export interface FactCacheOptions {
-  redis: Redis;
+  redis: RedisClient;
   /** Entries kept in this process at most (default 10,000: a few MB). */
   maxEntries?: number;
   /** Longest a local copy is used, ms (default one minute). */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { duplicateConnection, type RedisClient } from '../redis.js';
 import { verifyHostsQueue } from '../queues/verify-hosts.js';
 import { InvalidPayloadError, validatePayload } from '../queues/producer.js';
 import type { DispatchTimers } from './dispatch-timers.js';
@@ -21,10 +21,12 @@ import type { VerifierLogger } from './types.js';
  */
 
 export interface HostDispatchOptions {
-  redis: Redis;
+  redis: RedisClient;
   keyPrefix: string;
   /** BullMQ prefix of the verify-hosts queue (the deployment's QUEUE_PREFIX). */
   queuePrefix: string;
+  /** Each host's work lists in a slot of their own (Redis Cluster; host-queue.ts). */
+  hostSlots?: boolean;
   timers: DispatchTimers;
   /** Host jobs this process drains at once; 0: it only requests (it probes nothing). */
   drainConcurrency: number;
@@ -60,7 +62,12 @@ const EXPIRY_GRACE_MS = 1000;
 export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
   const { timers } = opts;
   const workTtlMs = timers.replyTimeoutMs + timers.jobLockMs;
-  const hostQueue = createHostQueue({ redis: opts.redis, keyPrefix: opts.keyPrefix, keyTtlMs: workTtlMs });
+  const hostQueue = createHostQueue({
+    redis: opts.redis,
+    keyPrefix: opts.keyPrefix,
+    keyTtlMs: workTtlMs,
+    hostSlots: opts.hostSlots ?? false,
+  });
   const inbox = createReplyInbox(opts.redis, opts.keyPrefix);
   const queue = new Queue(verifyHostsQueue.name, {
     connection: opts.redis,
@@ -86,7 +93,8 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
   reAdd.unref();
 
   // The drainers' own connection: BullMQ's workers need maxRetriesPerRequest: null.
-  const workerConnection = opts.drainConcurrency > 0 ? opts.redis.duplicate(BLOCKING_CONNECTION) : null;
+  const workerConnection =
+    opts.drainConcurrency > 0 ? duplicateConnection(opts.redis, BLOCKING_CONNECTION) : null;
   workerConnection?.on('error', () => {}); // reconnects by itself; the worker reports what fails
   const worker = workerConnection
     ? new Worker(verifyHostsQueue.name, (job: Job) => drain(job), {
@@ -102,7 +110,7 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
 
   // Lingering host jobs wait for the next push to their host: one subscriber per verifier that drains.
   const pushListeners = new Map<string, Set<() => void>>();
-  const subscriber = workerConnection ? opts.redis.duplicate(BLOCKING_CONNECTION) : null;
+  const subscriber = workerConnection ? duplicateConnection(opts.redis, BLOCKING_CONNECTION) : null;
   subscriber?.on('error', () => {}); // reconnects and resubscribes by itself; meanwhile lingers end by time
   subscriber?.on('message', (_channel: string, host: string) => {
     for (const listener of pushListeners.get(host) ?? []) listener();

@@ -1,4 +1,5 @@
-import type { Redis } from 'ioredis';
+import { ownSlot } from '../keyspace.js';
+import type { RedisClient } from '../redis.js';
 
 /**
  * The work waiting for one MX host, in Redis: what BullMQ's host job (verify-hosts) cannot carry itself, because
@@ -71,10 +72,15 @@ return moved
 export const hostWakeChannel = (keyPrefix: string): string => `${keyPrefix}host-wake`;
 
 export interface HostQueueOptions {
-  redis: Redis;
+  redis: RedisClient;
   keyPrefix: string;
   /** How long a host's lists outlive their last write: longer than any item may wait (its answerBy). */
   keyTtlMs: number;
+  /**
+   * Redis Cluster: a host's three lists (one script uses them together) in a slot of their own, the host's name
+   * as hash tag, so that hosts spread over the shards instead of all sitting in `keyPrefix`'s slot.
+   */
+  hostSlots?: boolean;
 }
 
 export interface TakenItem {
@@ -86,10 +92,12 @@ export interface TakenItem {
 export function createHostQueue(opts: HostQueueOptions) {
   const { redis } = opts;
   const wakeChannel = hostWakeChannel(opts.keyPrefix);
+  const hostKey = (host: string): string =>
+    opts.hostSlots ? ownSlot(`${opts.keyPrefix}host-work:`, host) : `${opts.keyPrefix}host-work:${host}`;
   const keys = (host: string) => ({
-    sync: `${opts.keyPrefix}host-work:${host}:sync`,
-    list: `${opts.keyPrefix}host-work:${host}:list`,
-    inFlight: `${opts.keyPrefix}host-work:${host}:in-flight`,
+    sync: `${hostKey(host)}:sync`,
+    list: `${hostKey(host)}:list`,
+    inFlight: `${hostKey(host)}:in-flight`,
   });
 
   return {

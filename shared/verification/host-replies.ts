@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import { duplicateConnection, type RedisClient } from '../redis.js';
 import type { ProbeOutcome } from './smtp-probe.js';
 import type { VerificationResult } from './types.js';
 
@@ -27,7 +27,7 @@ const READ_BLOCK_MS = 1000;
 
 /** Sends replies, one stream entry per requester. */
 export async function sendReplies(
-  redis: Redis,
+  redis: RedisClient,
   replies: readonly AddressedReply[],
   ttlMs: number,
 ): Promise<void> {
@@ -58,11 +58,11 @@ export interface ReplyInbox {
   close(): Promise<void>;
 }
 
-export function createReplyInbox(redis: Redis, keyPrefix: string): ReplyInbox {
+export function createReplyInbox(redis: RedisClient, keyPrefix: string): ReplyInbox {
   const address = `${keyPrefix}replies:${randomUUID()}`;
   const waiters = new Map<string, (reply: HostReply | null) => void>();
   // Its own connection: XREAD BLOCK holds it.
-  const reader = redis.duplicate(BLOCKING_CONNECTION);
+  const reader = duplicateConnection(redis, BLOCKING_CONNECTION);
   reader.on('error', () => {}); // reconnects by itself; the read loop retries
   let closed = false;
   let lastId = '0';

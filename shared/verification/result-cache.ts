@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { VerificationResult } from './types.js';
 
 /**
@@ -9,7 +9,7 @@ import type { VerificationResult } from './types.js';
  */
 
 export interface ResultCacheOptions {
-  redis: Redis;
+  redis: RedisClient;
   keyPrefix: string;
   /** Lifetime of a kept verdict, ms; 0 turns the cache off. */
   ttlMs: number;

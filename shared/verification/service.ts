@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 import type { Config } from '../config.js';
+import { isClusterConfig, KEY_GROUPS, keyGroup, queueKeyPrefix, type KeyspaceConfig } from '../keyspace.js';
+import { verifyHostsQueue } from '../queues/verify-hosts.js';
 import { ServiceUnavailableError } from '../errors.js';
 import type { JobOutcome } from '../queues/completions.js';
 import type { Queues } from '../queues/producer.js';
@@ -18,12 +20,13 @@ import { verdictOptionsFrom } from './verdict-options.js';
 /** Resolver attempts per DNS query; with VERIFY_DNS_TIMEOUT_MS each, a lost UDP packet costs one retry. */
 export const VERIFY_DNS_TRIES = 2;
 
-/** Where the engine keeps its Redis keys (DNS and catch-all cache, MX semaphore, pacing): under the deployment's prefix. */
-export const verifyKeyPrefix = (queuePrefix: string): string => `${queuePrefix}:verify:`;
+/** Where the engine keeps its Redis keys (result, DNS and catch-all caches, host work, replies): its key group. */
+export const verifyKeyPrefix = (config: KeyspaceConfig): string =>
+  `${keyGroup(config, KEY_GROUPS.verification)}:verify:`;
 
 export function verifierOptionsFrom(
-  config: Pick<Config, 'verify' | 'queuePrefix'>,
-  redis: Redis,
+  config: Pick<Config, 'verify' | 'queuePrefix' | 'redisClusterNodes'>,
+  redis: RedisClient,
   logger?: VerifierLogger,
 ): VerifierOptions {
   const v = config.verify;
@@ -44,8 +47,9 @@ export function verifierOptionsFrom(
     drainConcurrency: v.hostConcurrency,
     ...verdictOptionsFrom(v),
     redis,
-    keyPrefix: verifyKeyPrefix(config.queuePrefix),
-    queuePrefix: config.queuePrefix,
+    keyPrefix: verifyKeyPrefix(config),
+    queuePrefix: queueKeyPrefix(config, verifyHostsQueue.name),
+    hostSlots: isClusterConfig(config),
     logger,
   };
 }

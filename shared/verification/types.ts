@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '../redis.js';
 
 /** The four statuses of the public API (seed spec); precedence is decided in verdict.ts. */
 export type VerificationStatus = 'valid' | 'invalid' | 'risky' | 'unknown';
@@ -87,7 +87,7 @@ export interface VerifierOptions {
   maxRcptPerSession: number;
   /** Concurrent connections per MX host across all workers (the host job's sessions). */
   mxConcurrency: number;
-  redis: Redis;
+  redis: RedisClient;
   /** Prefix of every Redis key the engine writes (cache, semaphore, pacing). */
   keyPrefix: string;
   /** Minimum gap between two connection opens to one MX host, across workers. Default 100. */
@@ -103,6 +103,11 @@ export interface VerifierOptions {
   failoverMs?: number;
   /** BullMQ prefix of the verify-hosts queue (QUEUE_PREFIX). Default: `keyPrefix` without its trailing colons. */
   queuePrefix?: string;
+  /**
+   * Redis Cluster: each MX host's work lists get a hash tag of their own (the host), so that hosts spread over the
+   * shards; otherwise they stay under `keyPrefix`'s tag. Default false.
+   */
+  hostSlots?: boolean;
   /** Host jobs this verifier drains at once (VERIFY_HOST_CONCURRENCY); 0: it drains none. Default 64. */
   drainConcurrency?: number;
   logger?: VerifierLogger;

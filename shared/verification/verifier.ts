@@ -106,6 +106,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     redis: opts.redis,
     keyPrefix: opts.keyPrefix,
     queuePrefix: opts.queuePrefix ?? opts.keyPrefix.replace(/:+$/, ''),
+    hostSlots: opts.hostSlots ?? false,
     timers: { ...timers, sessionLingerMs: lingerMs },
     drainConcurrency: opts.drainConcurrency ?? DEFAULT_DRAIN_CONCURRENCY,
     logger: opts.logger,

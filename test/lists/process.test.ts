@@ -7,6 +7,7 @@ import { startWorkerPool, type WorkerPool } from '../../workers/pool.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { createKeys, worldEnv } from '../verify-service/helpers.js';
 import { get, jsonList, startListWorld, upload, waitForStatus, type VerifyApp } from './helpers.js';
+import { duplicateConnection } from '../../shared/redis.js';
 
 // Lists verified end to end by a real verify-lists worker (BullMQ on Redis) against the loopback DNS and SMTP world.
 
@@ -31,7 +32,7 @@ beforeAll(async () => {
   app = await buildVerifyApp(runtime);
   ({ verify: key } = (await createKeys(runtime, { verify: ['verify'] })) as { verify: string });
   queueEvents = new QueueEvents('verify-lists', {
-    connection: runtime.redis.duplicate({ maxRetriesPerRequest: null }),
+    connection: duplicateConnection(runtime.redis, { maxRetriesPerRequest: null }),
     prefix: runtime.config.queuePrefix,
   });
   await queueEvents.waitUntilReady();

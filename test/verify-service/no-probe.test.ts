@@ -60,6 +60,6 @@ describe('the verify HTTP process without workers', () => {
     expect(await runtime.queues.queue('verify').getWaitingCount()).toBe(2);
     // The engine's keys (verifyKeyPrefix): host claims, liveness, slots, pacing, DNS and catch-all facts.
     for (const kind of ['mx-', 'dns:', 'catch-all:'])
-      expect(await runtime.redis.keys(`${verifyKeyPrefix(runtime.config.queuePrefix)}${kind}*`)).toEqual([]);
+      expect(await runtime.redis.keys(`${verifyKeyPrefix(runtime.config)}${kind}*`)).toEqual([]);
   });
 });

@@ -10,6 +10,7 @@ import { aiRetrievalRepository } from '../../shared/db/repositories/ai-retrieval
 import type { ProcessorFactory } from '../types.js';
 import { trackTagIndex } from './tag-index-tracker.js';
 import { tagIndexStore } from './tag-index-store.js';
+import { KEY_GROUPS, keyGroup } from '../../shared/keyspace.js';
 
 /**
  * The ai queue. The factory runs once per worker process: the spam model, wink-nlp and the tag index are loaded here
@@ -48,7 +49,11 @@ export const aiProcessor: ProcessorFactory<'ai'> = async (deps) => {
         : `${base}/api/questions/${questionId}/answers#answer-${answerId}`,
     logger: log,
   });
-  const tagIndex = trackTagIndex(engine, tagIndexStore(deps.redis, deps.config.queuePrefix), log);
+  const tagIndex = trackTagIndex(
+    engine,
+    tagIndexStore(deps.redis, keyGroup(deps.config, KEY_GROUPS.tagIndex)),
+    log,
+  );
   if (!(await tagIndex.refresh())) {
     // Nothing published yet (a new deployment, or Redis lost it): build one now instead of waiting for the schedule.
     await deps.queues

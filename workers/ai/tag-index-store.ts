@@ -3,7 +3,7 @@ import { once } from 'node:events';
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import { loadTagIndex, serializeTagIndex, type TagIndex } from '../../shared/ai/index.js';
-import type { Redis } from '../../shared/redis.js';
+import type { RedisClient } from '../../shared/redis.js';
 
 const gzipAsync = promisify(gzip);
 const gunzipAsync = promisify(gunzip);
@@ -11,7 +11,7 @@ const gunzipAsync = promisify(gunzip);
 /** How long a call waits for the (fail-fast, no offline queue) producer connection to come up, e.g. at boot. */
 const CONNECT_WAIT_MS = 10_000;
 
-async function whenReady(redis: Redis): Promise<void> {
+async function whenReady(redis: RedisClient): Promise<void> {
   if (redis.status === 'ready') return;
   await once(redis, 'ready', { signal: AbortSignal.timeout(CONNECT_WAIT_MS) });
 }
@@ -27,7 +27,7 @@ export interface StoredTagIndex {
  * so a reader never pairs a version with another build's data. Every worker polls `version` (one HGET) before using
  * the index and reloads only when it changed.
  */
-export function tagIndexStore(redis: Redis, prefix: string) {
+export function tagIndexStore(redis: RedisClient, prefix: string) {
   const key = `${prefix}:ai:tag-index`;
   return {
     key,

@@ -1,12 +1,17 @@
 import { viewFlusher } from '../../shared/qa/views.js';
 import type { ProcessorFactory } from '../types.js';
+import { KEY_GROUPS, keyGroup } from '../../shared/keyspace.js';
 
 /**
  * Flushes the question views buffered in Redis to PostgreSQL (see shared/qa/views.ts). One flush at a time per
  * worker: flushes are cheap, and a second one would only find the batches the first is applying.
  */
 export const viewsProcessor: ProcessorFactory<'views'> = (deps) => {
-  const flusher = viewFlusher({ db: deps.database.db, redis: deps.redis, prefix: deps.config.queuePrefix });
+  const flusher = viewFlusher({
+    db: deps.database.db,
+    redis: deps.redis,
+    prefix: keyGroup(deps.config, KEY_GROUPS.views),
+  });
   return {
     concurrency: 1,
     handlers: {

@@ -7,6 +7,7 @@ import { usersRepository } from '../../../shared/db/repositories/users.js';
 import { AppError } from '../../../shared/errors.js';
 import { csrfField, formatDate, html } from '../html.js';
 import { formBody, formPage, type AdminContext } from '../respond.js';
+import { KEY_GROUPS, keyGroup } from '../../../shared/keyspace.js';
 
 const SCOPE_HELP: Record<Scope, string> = {
   'qa:write': 'ask, answer, comment, vote, accept, edit (Q&A API)',
@@ -28,7 +29,7 @@ export async function keysPages(app: FastifyInstance, { deps, sessions }: AdminC
   const keys = apiKeysRepository(deps.database.db);
   const users = usersRepository(deps.database.db);
   // A reloaded or double-clicked "create" must not mint a second key: each rendered form carries a one-time id.
-  const onceKey = (id: string) => `${deps.config.queuePrefix}admin-form:${id}`;
+  const onceKey = (id: string) => `${keyGroup(deps.config, KEY_GROUPS.admin)}admin-form:${id}`;
   const firstSubmission = async (id: unknown): Promise<boolean> =>
     typeof id === 'string' &&
     /^[A-Za-z0-9_-]{16,64}$/.test(id) &&

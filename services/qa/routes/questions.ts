@@ -20,6 +20,7 @@ import {
   success,
   WindowQuery,
 } from '../schemas.js';
+import { KEY_GROUPS, keyGroup } from '../../../shared/keyspace.js';
 
 // An id (digits), a slug, or up to 100 ids separated by ";" (ids.ts); the router caps parameters at 1,100 characters.
 const QuestionKey = Type.Object({
@@ -35,7 +36,7 @@ const INCLUDE = /^(answers|comments)(,(answers|comments))*$/;
 export const questionsRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (app, { deps }) => {
   const questions = questionsRepository(deps.database.db);
   const answers = answersRepository(deps.database.db);
-  const views = viewCounter(deps.redis, deps.config.queuePrefix);
+  const views = viewCounter(deps.redis, keyGroup(deps.config, KEY_GROUPS.views));
 
   app.get(
     '/questions',
