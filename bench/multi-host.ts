@@ -170,8 +170,13 @@ async function main(): Promise<void> {
   ]);
   log(`four roles up in ${seconds(started)}`);
   await runScript('bin/admin.ts', ['users', 'create', 'bench'], env);
+  // admin: the question of (c) may create its tag on the empty database.
   const key = (
-    await runScript('bin/admin.ts', ['keys', 'create', '--user', 'bench', '--scopes', 'verify,qa:write'], env)
+    await runScript(
+      'bin/admin.ts',
+      ['keys', 'create', '--user', 'bench', '--scopes', 'verify,qa:write,admin'],
+      env,
+    )
   ).trim();
 
   /** Checks a list's rows: each exactly once, each with its real result, the counters adding up. */
@@ -242,6 +247,9 @@ async function main(): Promise<void> {
   );
   net.cut(victim.host);
   const cutAt = performance.now();
+  const victimRole = roles.roles.find((r) => r.host === victim.host)!;
+  let victimExitedAt: number | undefined;
+  victimRole.child.once('exit', () => (victimExitedAt = performance.now()));
   const heldBulk = rcptsOf(victim.host, (a) => a.includes('@bb'));
   const heldList = rcptsOf(victim.host, (a) => a.includes('@lb'));
   const processedAtCut = (await api.listView(verifyBase, key, listB)).processed;
@@ -266,7 +274,6 @@ async function main(): Promise<void> {
 
   net.restore(victim.host);
   const restoredAt = performance.now();
-  const victimRole = roles.roles.find((r) => r.host === victim.host)!;
   const exited = () => victimRole.child.exitCode !== null || victimRole.child.signalCode !== null;
   // Back on the network, or gone: a process may also have ended itself while cut off (an error it did not survive).
   await waitFor(`${victim.host.name} reachable again`, 60_000, async () =>
@@ -292,7 +299,9 @@ async function main(): Promise<void> {
   log(
     `  ${victim.host.name} ${seconds(restoredAt)} after the link came back: ` +
       (exited()
-        ? `exited while cut off (${victimRole.child.exitCode ?? victimRole.child.signalCode})` +
+        ? `exited ${victimExitedAt! < restoredAt ? 'while cut off' : 'after the link came back'}, ` +
+          `${((victimExitedAt! - cutAt) / 1000).toFixed(1)} s after the cut ` +
+          `(${victimRole.child.exitCode ?? victimRole.child.signalCode})` +
           (fatal ? `: ${(JSON.parse(fatal) as { err?: { message?: string } }).err?.message}` : '')
         : `alive; jobs completed since round (b) began: ${victimJobs ? api.jobsBetween(victimBefore, victimJobs) : '?'}`) +
       `; ${rcptsOf(victim.host, () => true) - rcptsAtRestore} RCPTs since; ` +
@@ -316,10 +325,10 @@ async function main(): Promise<void> {
     }),
     signal: AbortSignal.timeout(30_000),
   });
-  const written = (await write.json()) as { data?: { id: number } };
+  const written = (await write.json()) as { data?: { id: number }; message?: string };
   expect(
     write.status === 201 && written.data?.id !== undefined,
-    `POST /api/questions answered ${write.status}`,
+    `POST /api/questions answered ${write.status}${written.message ? `: ${written.message}` : ''}`,
   );
   const read = await fetch(`${qaBase}/api/questions/${written.data?.id}`, {
     signal: AbortSignal.timeout(30_000),
