@@ -24,10 +24,11 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startDnsServer, type Zone } from '../test/support/dns-server.js';
+import { startDnsServer } from '../test/support/dns-server.js';
 import { startSlowSmtp } from '../test/verify-service/slow-smtp.js';
 import * as api from './lib/agora-http.js';
 import { parseBenchArgs } from './lib/args.js';
+import * as world from './lib/multi-host-world.js';
 import { NamespacedRoles } from './lib/namespaced-roles.js';
 import { createVirtualNetwork, type VirtualHost } from './lib/netns.js';
 import { startPrivatePostgres, startPrivateRedis } from './lib/private-servers.js';
@@ -52,17 +53,15 @@ const expect = (ok: boolean, what: string) => {
 };
 const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)} s`;
 
-// The world of one round: its own domains, so no round profits from another's DNS or catch-all caches.
-const BULK_LOCALS = ['ann', 'ben', 'cat', 'dan', 'nobody'];
-const bulkEmails = (round: string) =>
-  Array.from({ length: args.domains }, (_, d) => BULK_LOCALS.map((l) => `${l}@b${round}${d}.mh.test`)).flat();
-const listEmails = (round: string) =>
-  Array.from(
-    { length: args.list },
-    (_, i) => `${i % 10 === 9 ? 'x' : 'u'}${i}@l${round}${i % args['list-domains']}.mh.test`,
-  );
-const expected = (email: string) => (/^(nobody|x\d)/.test(email) ? 'invalid' : 'valid');
-const wrongResults = (results: api.Result[]) => results.filter((r) => r.status !== expected(r.email));
+const shape = {
+  domains: args.domains,
+  list: args.list,
+  listDomains: args['list-domains'],
+  listHosts: args['list-hosts'],
+};
+const bulkEmails = (round: string) => world.bulkEmails(shape, round);
+const listEmails = (round: string) => world.listEmails(shape, round);
+const wrongResults = (results: api.Result[]) => results.filter((r) => r.status !== world.expected(r.email));
 
 const net = createVirtualNetwork();
 const tmp = mkdtempSync(path.join(os.tmpdir(), `agora-multi-host-${net.suffix}-`));
@@ -97,18 +96,7 @@ async function main(): Promise<void> {
     ...Array.from({ length: args['list-hosts'] }, (_, h) => listHost(h)),
   ];
   net.addAddresses(mailHosts);
-  const zone: Zone = {};
-  for (const round of ['a', 'b']) {
-    for (let d = 0; d < args.domains; d++) {
-      zone[`b${round}${d}.mh.test`] = { MX: [{ preference: 10, exchange: `mx.b${round}${d}.mh.test` }] };
-      zone[`mx.b${round}${d}.mh.test`] = { A: [bulkHost(d)] };
-    }
-    for (let k = 0; k < args['list-domains']; k++)
-      zone[`l${round}${k}.mh.test`] = {
-        MX: [{ preference: 10, exchange: `mx${k % args['list-hosts']}.l${round}.mh.test` }],
-      };
-    for (let h = 0; h < args['list-hosts']; h++) zone[`mx${h}.l${round}.mh.test`] = { A: [listHost(h)] };
-  }
+  const zone = world.mailZone(shape, bulkHost, listHost);
 
   const pg = await startPrivatePostgres(path.join(tmp, 'pg'), net.gateway, `${net.address(0)}/24`);
   stoppers.push(pg.stop);
@@ -119,7 +107,7 @@ async function main(): Promise<void> {
   const rcpts = new Map<string, Map<string, number>>();
   const smtp = await startSlowSmtp(mailHosts, {
     delayMs: args.delay,
-    accepts: (a) => expected(a) === 'valid' && !/^[a-z0-9]{18}@/.test(a),
+    accepts: (a) => world.expected(a) === 'valid' && !/^[a-z0-9]{18}@/.test(a),
     onRcpt: (address, _host, client) => {
       const by = rcpts.get(client) ?? new Map<string, number>();
       by.set(address, (by.get(address) ?? 0) + 1);
@@ -194,7 +182,7 @@ async function main(): Promise<void> {
       `${what}: ${rows.length} result rows, ${numbers.size} distinct, processed ${view.processed}, counters sum ${counted} (of ${args.list})`,
     );
     const emails = listEmails(round);
-    const wrong = rows.filter((r) => r.email !== emails[r.row - 1] || r.status !== expected(r.email));
+    const wrong = rows.filter((r) => r.email !== emails[r.row - 1] || r.status !== world.expected(r.email));
     expect(wrong.length === 0, `${what}: ${wrong.length} rows with another address or result than expected`);
     return view;
   };
