@@ -78,6 +78,22 @@ const CONNECT_TIMEOUT_SECONDS = 2;
 const reconnectDelaySeconds = (failures: number) =>
   Math.min(0.5, 0.05 * 2 ** failures) * (0.5 + Math.random() / 2);
 
+/**
+ * How the server notices a client host that fell silent (link cut, host powered off: no FIN, no RST). Its session
+ * would otherwise live on for the operating system's keepalive time (two hours), holding whatever it held: a row
+ * locked FOR UPDATE in an open transaction stalls every other worker's writes to that row (a list's chunks), a
+ * session-level advisory lock keeps its task from every other process. Keepalive probes (first after 10 s of
+ * silence, then every 5 s, 3 unanswered) end an idle session, and tcp_user_timeout one whose last reply was never
+ * acknowledged, so either is gone about 25 s after the client's last word and its locks are free again. A live
+ * client's kernel answers the probes however busy the process is, so a slow client is never cut off.
+ */
+const SILENT_CLIENT_SETTINGS = {
+  tcp_keepalives_idle: 10,
+  tcp_keepalives_interval: 5,
+  tcp_keepalives_count: 3,
+  tcp_user_timeout: 25_000,
+};
+
 async function openPostgres(
   target: PostgresTarget,
   max: number,
@@ -97,7 +113,7 @@ async function openPostgres(
       // plan: a search's best plan depends on how common its words are, and a generic plan chosen after a run of
       // common words walks the whole table for a rare one. They still skip parsing. (The embedded database's
       // socket prepares nothing and gets no extra startup parameter.)
-      ...('url' in target ? { plan_cache_mode: 'force_custom_plan' } : {}),
+      ...('url' in target ? { plan_cache_mode: 'force_custom_plan', ...SILENT_CLIENT_SETTINGS } : {}),
     },
     // Count and id columns are bigint in aggregates; our values fit in a double.
     types: {

@@ -21,8 +21,8 @@ export interface SlowSmtpOptions {
   /** Delay before each reply (greeting included), ms. */
   delayMs: number;
   accepts: (address: string) => boolean;
-  /** Called on every RCPT, after it was counted. */
-  onRcpt?: (address: string, host: string) => void;
+  /** Called on every RCPT, after it was counted; `client` is the prober's address (which host probed). */
+  onRcpt?: (address: string, host: string, client: string) => void;
   /** Connections (numbered from 1 per host) that go silent after their first RCPT: a probe frozen mid-way. */
   freezeAfterFirstRcpt?: (connection: number) => boolean;
 }
@@ -125,7 +125,7 @@ function serve(
     else if (verb === 'RCPT') {
       const address = /<(.*)>/.exec(line)?.[1] ?? '';
       s.rcpts++;
-      options.onRcpt?.(address, host);
+      options.onRcpt?.(address, host, socket.remoteAddress ?? '');
       reply(options.accepts(address) ? '250 2.1.5 Ok' : '550 5.1.1 No such user');
       rcptSeen = true;
     } else if (verb === 'QUIT') {
