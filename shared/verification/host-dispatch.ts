@@ -6,14 +6,21 @@ import { verifyHostsQueue } from '../queues/verify-hosts.js';
 import { InvalidPayloadError, validatePayload } from '../queues/producer.js';
 import type { DispatchTimers } from './dispatch-timers.js';
 import { drainHost, type DrainDeps, type DrainReport } from './host-drainer.js';
-import { createHostQueue, hostWakeChannel, type HostLane, type HostWorkItem } from './host-queue.js';
+import {
+  createHostQueue,
+  hostWakeChannel,
+  type HostLane,
+  type HostPush,
+  type HostWorkItem,
+} from './host-queue.js';
 import { BLOCKING_CONNECTION, createReplyInbox, sendReplies, type HostReply } from './host-replies.js';
 import type { ProbeTarget } from './smtp-probe.js';
 import type { VerifierLogger } from './types.js';
 
 /**
  * How a host's work reaches the one process probing it. A requester pushes its items to the host's pending work
- * (host-queue.ts) and adds the host's `drain` job (verify-hosts) with deduplication keepLastIfActive: BullMQ keeps
+ * (host-queue.ts) and, unless a host job has claimed the host (it is running or about to), adds the host's `drain`
+ * job (verify-hosts) with deduplication keepLastIfActive: BullMQ keeps
  * at most one active and one waiting job per host, so the active job is the host's ownership, its lock (renewed
  * while the process lives) the failover, and stalled-job recovery the takeover of a killed drainer. The answers
  * come back on the requester's reply stream (host-replies.ts). A waiting requester adds the job again every
@@ -60,7 +67,12 @@ const EXPIRY_GRACE_MS = 1000;
 export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
   const { timers } = opts;
   const workTtlMs = timers.replyTimeoutMs + timers.jobLockMs;
-  const hostQueue = createHostQueue({ redis: opts.redis, keyPrefix: opts.keyPrefix, keyTtlMs: workTtlMs });
+  const hostQueue = createHostQueue({
+    redis: opts.redis,
+    keyPrefix: opts.keyPrefix,
+    keyTtlMs: workTtlMs,
+    claimTtlMs: timers.jobLockMs,
+  });
   const inbox = createReplyInbox(opts.redis, opts.keyPrefix);
   const queue = new Queue(verifyHostsQueue.name, {
     connection: opts.redis,
@@ -71,6 +83,25 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
   const addJob = async (host: string): Promise<void> => {
     await queue.add('drain', { host }, { deduplication: { id: host, keepLastIfActive: true } });
   };
+
+  // The pushes asked for in one turn of the event loop (the domains of a job, of concurrent jobs) go out together:
+  // one pipeline of per-host scripts, then one job add per host that no job had claimed.
+  const batch: { push: HostPush; settle: (err: Error | null) => void }[] = [];
+  const flush = async (pushes: typeof batch): Promise<void> => {
+    try {
+      const unclaimed = await hostQueue.pushAll(pushes.map((p) => p.push));
+      const hosts = new Set(pushes.filter((_, k) => unclaimed[k]).map((p) => p.push.host));
+      await Promise.all([...hosts].map(addJob));
+      for (const p of pushes) p.settle(null);
+    } catch (err) {
+      for (const p of pushes) p.settle(err as Error);
+    }
+  };
+  const push = (pushed: HostPush): Promise<void> =>
+    new Promise((resolve, reject) => {
+      if (batch.length === 0) setImmediate(() => void flush(batch.splice(0)));
+      batch.push({ push: pushed, settle: (err) => (err ? reject(err) : resolve()) });
+    });
 
   const shutdown = new AbortController();
   // Every lingering lane of every host job listens to it: many listeners are the normal case, not a leak.
@@ -170,8 +201,7 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
     );
     let waiting = false;
     try {
-      await hostQueue.push(host, request.lane, items);
-      await addJob(host);
+      await push({ host, lane: request.lane, items });
       waitingHosts.set(host, (waitingHosts.get(host) ?? 0) + 1);
       waiting = true;
       return await Promise.all(replies);
