@@ -84,24 +84,10 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
     await queue.add('drain', { host }, { deduplication: { id: host, keepLastIfActive: true } });
   };
 
-  // The pushes asked for in one turn of the event loop (the domains of a job, of concurrent jobs) go out together:
-  // one pipeline of per-host scripts, then one job add per host that no job had claimed.
-  const batch: { push: HostPush; settle: (err: Error | null) => void }[] = [];
-  const flush = async (pushes: typeof batch): Promise<void> => {
-    try {
-      const unclaimed = await hostQueue.pushAll(pushes.map((p) => p.push));
-      const hosts = new Set(pushes.filter((_, k) => unclaimed[k]).map((p) => p.push.host));
-      await Promise.all([...hosts].map(addJob));
-      for (const p of pushes) p.settle(null);
-    } catch (err) {
-      for (const p of pushes) p.settle(err as Error);
-    }
+  // The job is added only when the push found no host job claiming the host (host-queue.ts).
+  const push = async ({ host, lane, items }: HostPush): Promise<void> => {
+    if (await hostQueue.push(host, lane, items)) await addJob(host);
   };
-  const push = (pushed: HostPush): Promise<void> =>
-    new Promise((resolve, reject) => {
-      if (batch.length === 0) setImmediate(() => void flush(batch.splice(0)));
-      batch.push({ push: pushed, settle: (err) => (err ? reject(err) : resolve()) });
-    });
 
   const shutdown = new AbortController();
   // Every lingering lane of every host job listens to it: many listeners are the normal case, not a leak.
