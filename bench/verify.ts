@@ -98,7 +98,7 @@ async function waitForWorkers(prefix: string, count: number): Promise<void> {
   const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   const queue = new Queue('verify', { connection, prefix });
   try {
-    await waitFor(`${count} verify workers`, 60_000, async () =>
+    await waitFor(`${count} verify workers`, 300_000, async () =>
       (await queue.getWorkersCount()) >= count ? true : undefined,
     );
   } finally {

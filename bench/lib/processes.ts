@@ -115,7 +115,7 @@ export class BenchChildren {
     url: string,
   ): Promise<void> {
     this.start(script, args, env);
-    await waitForHealth(url, 60_000);
+    await waitForHealth(url, 300_000);
   }
 
   /** SIGTERM to all at once, then waits for every one to exit. */
@@ -153,7 +153,7 @@ export async function startServer(
   child.stderr!.on('data', keep);
   const url = `http://127.0.0.1:${options.port}`;
   const stop = () => stopChild(child);
-  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  const deadline = Date.now() + (options.timeoutMs ?? 300_000);
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`${script} exited with ${child.exitCode}:\n${output}`);
     try {
@@ -167,5 +167,5 @@ export async function startServer(
     await new Promise((r) => setTimeout(r, 250));
   }
   await stop();
-  throw new Error(`${script} not ready after ${options.timeoutMs ?? 60_000} ms:\n${output}`);
+  throw new Error(`${script} not ready after ${options.timeoutMs ?? 300_000} ms:\n${output}`);
 }

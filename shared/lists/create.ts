@@ -14,7 +14,7 @@ import {
 import { AppError, RateLimitedError, ValidationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Queues } from '../queues/producer.js';
-import { LIST_LANES } from '../queues/verify-lists.js';
+import { listLanes } from '../queues/verify-lists.js';
 import type { Decision } from '../ratelimit/limiter.js';
 import { parseAddress } from '../verification/index.js';
 import type { Charge, ListBudget } from './budget.js';
@@ -93,6 +93,7 @@ export async function createList(deps: CreateListDeps, input: CreateListInput): 
   const id = newListId();
   // The charge taken inside the transaction, so that it can be given back if the transaction does not commit.
   const held: { charge: (Charge & { points: number }) | null } = { charge: null };
+  let uniqueAddresses = 0;
   try {
     await deps.database.db.transaction(async (tx) => {
       await insertList(tx, {
@@ -107,6 +108,7 @@ export async function createList(deps: CreateListDeps, input: CreateListInput): 
       await writeEntries(tx, id, input);
       const { unique } = await finishUpload(tx, id, input.columns());
       if (unique === 0) throw new ValidationError('The list holds no addresses');
+      uniqueAddresses = unique;
       const charge = await deps.budget.charge(input.keyId, unique);
       // A refused charge has given its points back already.
       if (charge.decision && !charge.decision.allowed) throw new ListChargeRefusedError(charge.decision);
@@ -127,7 +129,7 @@ export async function createList(deps: CreateListDeps, input: CreateListInput): 
     await enqueueChunks(
       deps.queues,
       id,
-      Array.from({ length: LIST_LANES }, (_, lane) => lane),
+      Array.from({ length: listLanes(uniqueAddresses) }, (_, lane) => lane),
     );
   } catch (err) {
     // The list is stored: the sweeper starts it once the queue is reachable again.

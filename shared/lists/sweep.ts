@@ -1,14 +1,15 @@
 import type { Database } from '../db/client.js';
 import { handOverPending } from '../delivery/index.js';
 import {
-  activeListIds,
+  activeLists,
   hasUnclaimed,
   laneStates,
+  type LaneState,
   nextRetryDue,
 } from '../db/repositories/verification-lists.js';
 import type { Logger } from '../logger.js';
 import type { Queues } from '../queues/producer.js';
-import { LIST_LANES, listChunkJobId, listRetryJobId } from '../queues/verify-lists.js';
+import { LIST_LANES, listChunkJobId, listLanes, listRetryJobId } from '../queues/verify-lists.js';
 import { gridOf, scheduleRetry } from './retry.js';
 
 export interface SweepDeps {
@@ -23,7 +24,8 @@ const LIVE = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-ch
 /**
  * Re-creates the jobs of active lists whose chain of chunks broke: a job lost with Redis, a job out of retries,
  * a crash between storing a chunk and enqueueing the next. For each lane of each active list: its latest chunk if
- * that still has addresses without a result, else its next chunk if unclaimed addresses remain; a job already
+ * that still has addresses without a result, else its next chunk if unclaimed addresses remain (a lane that never
+ * started only if it is one of the list's lanes, `listLanes`); a job already
  * waiting or running for it is left alone, a finished or failed one is replaced. PostgreSQL decides what is left,
  * so re-created work never probes an address whose result is stored. Likewise the retry job of a list's next
  * deferred (greylisted) address, from retry_at, and the callbacks recorded but never handed to the delivery queue.
@@ -41,18 +43,20 @@ export async function sweepLists(
     await job.remove().catch(() => {});
     return false;
   };
-  const ids = await activeListIds(deps.database.db);
-  for (const listId of ids) {
+  const lists = await activeLists(deps.database.db);
+  for (const { id: listId, uniqueCount } of lists) {
     const lanes = await laneStates(deps.database.db, listId, LIST_LANES);
     const unclaimed = await hasUnclaimed(deps.database.db, listId);
+    // Lanes beyond the list's own (listLanes) were never started and have nothing to claim.
+    const started = listLanes(uniqueCount);
+    const chunkToRun = (lane: LaneState): number | null => {
+      if (lane.headPending) return lane.head;
+      if (!unclaimed) return null;
+      if (lane.head !== null) return lane.head + LIST_LANES;
+      return lane.lane < started ? lane.lane : null;
+    };
     for (const lane of lanes) {
-      const chunk = lane.headPending
-        ? lane.head!
-        : unclaimed
-          ? lane.head === null
-            ? lane.lane
-            : lane.head + LIST_LANES
-          : null;
+      const chunk = chunkToRun(lane);
       if (chunk === null) continue;
       const jobId = listChunkJobId(listId, chunk);
       if (await isLive(jobId)) continue;
@@ -65,8 +69,8 @@ export async function sweepLists(
       enqueued += 1;
     }
   }
-  if (enqueued > 0) deps.logger.info({ lists: ids.length, enqueued }, 'list sweeper re-created chunk jobs');
+  if (enqueued > 0) deps.logger.info({ lists: lists.length, enqueued }, 'list sweeper re-created chunk jobs');
   // The outbox: callbacks of ended lists (deliveries) whose hand-over to the queue a crash cut off.
   const callbacks = await handOverPending(deps);
-  return { lists: ids.length, enqueued, callbacks };
+  return { lists: lists.length, enqueued, callbacks };
 }

@@ -12,6 +12,13 @@ export const LIST_CHUNK_ADDRESSES = 100;
  */
 export const LIST_LANES = 16;
 
+/**
+ * The lanes a list of `uniqueAddresses` runs: one per chunk it has to give, at most LIST_LANES. A 3-address list is
+ * one chunk job, not LIST_LANES of which all but one would claim nothing.
+ */
+export const listLanes = (uniqueAddresses: number): number =>
+  Math.min(LIST_LANES, Math.max(1, Math.ceil(uniqueAddresses / LIST_CHUNK_ADDRESSES)));
+
 /** How often the sweeper re-creates the jobs of lists whose chain of chunks was broken (a crash, a Redis restart). */
 export const LIST_SWEEP_EVERY_MS = 30_000;
 

@@ -6,14 +6,21 @@ import { verifyHostsQueue } from '../queues/verify-hosts.js';
 import { InvalidPayloadError, validatePayload } from '../queues/producer.js';
 import type { DispatchTimers } from './dispatch-timers.js';
 import { drainHost, type DrainDeps, type DrainReport } from './host-drainer.js';
-import { createHostQueue, hostWakeChannel, type HostLane, type HostWorkItem } from './host-queue.js';
+import {
+  createHostQueue,
+  hostWakeChannel,
+  type HostLane,
+  type HostPush,
+  type HostWorkItem,
+} from './host-queue.js';
 import { BLOCKING_CONNECTION, createReplyInbox, sendReplies, type HostReply } from './host-replies.js';
 import type { ProbeTarget } from './smtp-probe.js';
 import type { VerifierLogger } from './types.js';
 
 /**
  * How a host's work reaches the one process probing it. A requester pushes its items to the host's pending work
- * (host-queue.ts) and adds the host's `drain` job (verify-hosts) with deduplication keepLastIfActive: BullMQ keeps
+ * (host-queue.ts) and, unless a host job has claimed the host (it is running or about to), adds the host's `drain`
+ * job (verify-hosts) with deduplication keepLastIfActive: BullMQ keeps
  * at most one active and one waiting job per host, so the active job is the host's ownership, its lock (renewed
  * while the process lives) the failover, and stalled-job recovery the takeover of a killed drainer. The answers
  * come back on the requester's reply stream (host-replies.ts). A waiting requester adds the job again every
@@ -67,6 +74,7 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
     keyPrefix: opts.keyPrefix,
     keyTtlMs: workTtlMs,
     hostSlots: opts.hostSlots ?? false,
+    claimTtlMs: timers.jobLockMs,
   });
   const inbox = createReplyInbox(opts.redis, opts.keyPrefix);
   const queue = new Queue(verifyHostsQueue.name, {
@@ -77,6 +85,11 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
   queue.on('error', (err) => opts.logger?.warn({ err: err.message }, 'verify-hosts queue error'));
   const addJob = async (host: string): Promise<void> => {
     await queue.add('drain', { host }, { deduplication: { id: host, keepLastIfActive: true } });
+  };
+
+  // The job is added only when the push found no host job claiming the host (host-queue.ts).
+  const push = async ({ host, lane, items }: HostPush): Promise<void> => {
+    if (await hostQueue.push(host, lane, items)) await addJob(host);
   };
 
   const shutdown = new AbortController();
@@ -178,8 +191,7 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
     );
     let waiting = false;
     try {
-      await hostQueue.push(host, request.lane, items);
-      await addJob(host);
+      await push({ host, lane: request.lane, items });
       waitingHosts.set(host, (waitingHosts.get(host) ?? 0) + 1);
       waiting = true;
       return await Promise.all(replies);

@@ -41,9 +41,7 @@ export interface DrainReport {
 
 export async function drainHost(host: string, deps: DrainDeps): Promise<DrainReport> {
   const report: DrainReport = { answered: 0, expired: 0, restored: await deps.queue.restore(host) };
-  // A job added while the previous one was lingering finds its work already done.
-  if ((await deps.queue.waiting(host)) === 0) return report;
-  const pool = deps.sessions();
+  let pool: SessionPool | null = null;
   const limits = { ...deps.limits, lanes: deps.lanes };
   // Probes under way in this job, by address.
   const probing = new Map<string, Promise<HostReply>>();
@@ -100,7 +98,7 @@ export async function drainHost(host: string, deps: DrainDeps): Promise<DrainRep
         const evidence = deps.probe(
           domain,
           fresh.map((i) => ({ address: i.address, smtputf8: i.smtputf8 })),
-          pool,
+          pool!,
         );
         fresh.forEach((item, k) => {
           const one = evidence.then((all) => all[k]!);
@@ -112,15 +110,23 @@ export async function drainHost(host: string, deps: DrainDeps): Promise<DrainRep
       const found = await Promise.all(items.map((i) => probing.get(i.address)!));
       items.forEach((item, k) => answer(item, found[k]!));
     }
-    await deps.send(replies);
+    // Both written at once (one round trip); Redis runs them in order, so an item leaves in-flight after its reply.
+    await Promise.all([deps.send(replies), deps.queue.done(host, taken)]);
     report.answered += replies.length;
-    await deps.queue.done(host, taken);
   }
 
+  let released = false;
   try {
-    await Promise.all(Array.from({ length: Math.max(1, deps.lanes) }, lane));
+    // The claim is given up only with nothing pending: pushes that found it added no job and are this job's work.
+    // (A job added while the previous one was lingering usually finds its work done and ends here at once.)
+    while (!deps.signal.aborted && !(released = await deps.queue.release(host))) {
+      pool ??= deps.sessions();
+      await Promise.all(Array.from({ length: Math.max(1, deps.lanes) }, lane));
+    }
   } finally {
-    await pool.close();
+    // Ending with work left (shutdown, a failure): the next push must add a job, not trust this one's claim.
+    if (!released) await deps.queue.unclaim(host).catch(() => {});
+    await (pool as SessionPool | null)?.close();
   }
   return report;
 }

@@ -8,6 +8,13 @@ import type { RedisClient } from '../redis.js';
  * the same script, and removes an item once its reply is sent. Only one attempt of a host job is active at a time
  * (deduplication), so at the start of an attempt whatever is still in flight was a dead attempt's, and goes back
  * to the front of the pending work.
+ *
+ * A third key per host, `claimed`, says that a host job will look at the pending work after now: a push that finds
+ * it needs no BullMQ add (the costliest step of a push), a push that does not find it sets it and tells its caller
+ * to add the job. The host job holds it while it runs and gives it up only in the same script that finds the pending
+ * work empty, so no push can fall between "nothing left" and "no job". It expires (`claimTtlMs`, refreshed by each
+ * take) so that a claim left by a process that died before adding its job costs at most that long; the requesters
+ * still waiting re-add the job anyway (host-dispatch.ts).
  */
 
 /** Which pending list an item waits in: `sync` (/verify, /bulk-verify) is always drained before `list`. */
@@ -38,9 +45,22 @@ export interface TakeLimits {
   lanes: number;
 }
 
+// Every script touches the keys of ONE host only (KEYS), so that a host's keys may live on one Cluster slot.
+
+// Adds items to a lane and announces them; returns 1 when no host job had claimed the host (the caller adds one),
+// after claiming it for that job.
+const PUSH = `
+redis.call('RPUSH', KEYS[1], unpack(ARGV, 5))
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+redis.call('PUBLISH', ARGV[3], ARGV[4])
+if redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[2]) then return 1 end
+return 0
+`;
+
 // Takes a share of the waiting work, synchronous first, into the in-flight list: one step, so no item is ever
-// neither pending nor in flight.
+// neither pending nor in flight. Refreshes the host job's claim.
 const TAKE = `
+redis.call('SET', KEYS[4], '1', 'PX', ARGV[5])
 local waiting = redis.call('LLEN', KEYS[1]) + redis.call('LLEN', KEYS[2])
 if waiting == 0 then return {} end
 local n = math.ceil(waiting / tonumber(ARGV[3]))
@@ -56,18 +76,34 @@ redis.call('PEXPIRE', KEYS[3], ARGV[4])
 return taken
 `;
 
-// A dead attempt's in-flight items back to the front of the synchronous list, in their order.
+// A dead attempt's in-flight items back to the front of the synchronous list, in their order; the starting attempt
+// claims the host.
 const RESTORE = `
+redis.call('SET', KEYS[3], '1', 'PX', ARGV[2])
 local moved = 0
 while redis.call('LMOVE', KEYS[1], KEYS[2], 'RIGHT', 'LEFT') do moved = moved + 1 end
 if moved > 0 then redis.call('PEXPIRE', KEYS[2], ARGV[1]) end
 return moved
 `;
 
+// The host job gives its claim up only when nothing is pending: 1. Work pushed meanwhile (its pusher found the claim
+// and added no job): 0, the job goes on.
+const RELEASE = `
+if redis.call('LLEN', KEYS[1]) + redis.call('LLEN', KEYS[2]) > 0 then return 0 end
+redis.call('DEL', KEYS[3])
+return 1
+`;
+
+// Answered items off the in-flight list.
+const DONE = `
+for i = 1, #ARGV do redis.call('LREM', KEYS[1], 1, ARGV[i]) end
+return #ARGV
+`;
+
 /**
  * Where a push is announced (the host's name), so that a host job lingering for more work takes it at once instead
- * of polling. At most once, like all pub/sub: a lost announcement costs the linger, and the job the requester adds
- * after its push (deduplicated, keepLastIfActive) drains the work anyway.
+ * of polling. At most once, like all pub/sub: a lost announcement costs the linger; the job then finds the work when
+ * it tries to give up its claim (RELEASE), and goes on.
  */
 export const hostWakeChannel = (keyPrefix: string): string => `${keyPrefix}host-wake`;
 
@@ -77,10 +113,12 @@ export interface HostQueueOptions {
   /** How long a host's lists outlive their last write: longer than any item may wait (its answerBy). */
   keyTtlMs: number;
   /**
-   * Redis Cluster: a host's three lists (one script uses them together) in a slot of their own, the host's name
+   * Redis Cluster: a host's lists and its claim (one script uses them together) in a slot of their own, the host's name
    * as hash tag, so that hosts spread over the shards instead of all sitting in `keyPrefix`'s slot.
    */
   hostSlots?: boolean;
+  /** How long a host job's claim outlives its last take (and a requester's claim its push): the failover time. */
+  claimTtlMs: number;
 }
 
 export interface TakenItem {
@@ -88,6 +126,14 @@ export interface TakenItem {
   /** The item as stored, to remove it from the in-flight list. */
   raw: string;
 }
+
+export interface HostPush {
+  host: string;
+  lane: HostLane;
+  items: readonly HostWorkItem[];
+}
+
+type Reply = [Error | null, unknown];
 
 export function createHostQueue(opts: HostQueueOptions) {
   const { redis } = opts;
@@ -98,25 +144,58 @@ export function createHostQueue(opts: HostQueueOptions) {
     sync: `${hostKey(host)}:sync`,
     list: `${hostKey(host)}:list`,
     inFlight: `${hostKey(host)}:in-flight`,
+    claimed: `${hostKey(host)}:claimed`,
   });
+  const failure = (replies: Reply[] | null): Error | undefined =>
+    replies?.find(([err]) => err)?.[0] ?? undefined;
+
+  /**
+   * Adds requesters' items to their hosts' pending work, in one round trip (one script per host and lane). For each
+   * push, true when it found no host job claiming the host: the caller must add the host's job.
+   */
+  async function pushAll(pushes: readonly HostPush[]): Promise<boolean[]> {
+    const pipeline = redis.pipeline();
+    for (const { host, lane, items } of pushes) {
+      const k = keys(host);
+      pipeline.eval(
+        PUSH,
+        2,
+        k[lane],
+        k.claimed,
+        opts.keyTtlMs,
+        opts.claimTtlMs,
+        wakeChannel,
+        host,
+        ...items.map((i) => JSON.stringify(i)),
+      );
+    }
+    const replies = (await pipeline.exec()) as Reply[] | null;
+    const err = failure(replies);
+    if (err) throw err;
+    return (replies ?? []).map(([, claimedNow]) => claimedNow === 1);
+  }
 
   return {
-    /** Adds a requester's items to the host's pending work. */
-    async push(host: string, lane: HostLane, items: readonly HostWorkItem[]): Promise<void> {
-      if (items.length === 0) return;
-      const key = keys(host)[lane];
-      await redis
-        .multi()
-        .rpush(key, ...items.map((i) => JSON.stringify(i)))
-        .pexpire(key, opts.keyTtlMs)
-        .publish(wakeChannel, host)
-        .exec();
+    pushAll,
+
+    /** Adds a requester's items to the host's pending work; true when the caller must add the host's job. */
+    async push(host: string, lane: HostLane, items: readonly HostWorkItem[]): Promise<boolean> {
+      if (items.length === 0) return false;
+      return (await pushAll([{ host, lane, items }]))[0]!;
     },
 
-    /** Puts a dead attempt's in-flight items back in front; returns how many. */
+    /** Claims the host for the starting job and puts a dead attempt's in-flight items back in front; how many. */
     async restore(host: string): Promise<number> {
       const k = keys(host);
-      return (await redis.eval(RESTORE, 2, k.inFlight, k.sync, opts.keyTtlMs)) as number;
+      return (await redis.eval(
+        RESTORE,
+        3,
+        k.inFlight,
+        k.sync,
+        k.claimed,
+        opts.keyTtlMs,
+        opts.claimTtlMs,
+      )) as number;
     },
 
     /** Pending items, both lanes. */
@@ -134,25 +213,35 @@ export function createHostQueue(opts: HostQueueOptions) {
       const k = keys(host);
       const raws = (await redis.eval(
         TAKE,
-        3,
+        4,
         k.sync,
         k.list,
         k.inFlight,
+        k.claimed,
         limits.maxBatch,
         limits.minBatch,
         Math.max(1, limits.lanes),
         opts.keyTtlMs,
+        opts.claimTtlMs,
       )) as string[];
       return raws.map((raw) => ({ raw, item: JSON.parse(raw) as HostWorkItem }));
+    },
+
+    /** Gives the host job's claim up if nothing is pending (true); false: work arrived, the job must go on. */
+    async release(host: string): Promise<boolean> {
+      const k = keys(host);
+      return ((await redis.eval(RELEASE, 3, k.sync, k.list, k.claimed)) as number) === 1;
+    },
+
+    /** Drops the claim whatever is pending (a job ending early): the next push adds a job. */
+    async unclaim(host: string): Promise<void> {
+      await redis.del(keys(host).claimed);
     },
 
     /** Items answered (or dropped): off the in-flight list. */
     async done(host: string, taken: readonly TakenItem[]): Promise<void> {
       if (taken.length === 0) return;
-      const key = keys(host).inFlight;
-      const pipeline = redis.pipeline();
-      for (const t of taken) pipeline.lrem(key, 1, t.raw);
-      await pipeline.exec();
+      await redis.eval(DONE, 1, keys(host).inFlight, ...taken.map((t) => t.raw));
     },
   };
 }

@@ -149,6 +149,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     const parsed = emails.map((e) => parseAddress(e));
     const results: VerificationResult[] = new Array<VerificationResult>(emails.length);
     const byDomain = new Map<string, number[]>();
+    const verdicts: { address: string; result: VerificationResult }[] = [];
     // Verdicts young enough for this request cost no network at all.
     const kept = await verdictCache.read(
       [...new Set(parsed.flatMap((p) => (p.ok ? [p.address] : [])))],
@@ -188,9 +189,11 @@ export function createVerifier(opts: VerifierOptions): Verifier {
                 items.map((p) => unfinishedResult(p.email, 'timeout', performance.now() - started)),
               );
         indexes.forEach((inputIndex, k) => (results[inputIndex] = groupResults[k]!));
-        await verdictCache.write(items.map((p, k) => ({ address: p.address, result: groupResults[k]! })));
+        items.forEach((p, k) => verdicts.push({ address: p.address, result: groupResults[k]! }));
       }),
     );
+    // One round trip for the whole group, not one per domain.
+    await verdictCache.write(verdicts);
     return results;
   }
 

@@ -2,6 +2,12 @@ import { sql } from 'drizzle-orm';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildVerifyApp } from '../../services/verify/app.js';
+import {
+  LIST_CHUNK_ADDRESSES,
+  LIST_LANES,
+  listChunkJobId,
+  listLanes,
+} from '../../shared/queues/verify-lists.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { createKeys } from '../verify-service/helpers.js';
 import { expectError, get, jsonList, upload, type VerifyApp } from './helpers.js';
@@ -70,6 +76,21 @@ describe('POST /lists with JSON', () => {
     });
     const again = await get(app, keys.verify!, `/lists/${list.id}`);
     expect(again.json()).toEqual({ success: true, data: list });
+    // Four addresses are one chunk: one chunk job, not one per lane (the others would claim nothing).
+    const chunkJobs = (
+      await runtime.queues.queue('verify-lists').getJobs(['waiting', 'prioritized', 'delayed'])
+    )
+      .map((j) => j.id)
+      .filter((id) => id?.startsWith(`list-${list.id}-`));
+    expect(chunkJobs).toEqual([listChunkJobId(list.id, 0)]);
+  });
+
+  it('runs one lane per chunk a list has to give, at most LIST_LANES', () => {
+    expect(listLanes(1)).toBe(1);
+    expect(listLanes(LIST_CHUNK_ADDRESSES)).toBe(1);
+    expect(listLanes(LIST_CHUNK_ADDRESSES + 1)).toBe(2);
+    expect(listLanes(LIST_LANES * LIST_CHUNK_ADDRESSES)).toBe(LIST_LANES);
+    expect(listLanes(1_000_000)).toBe(LIST_LANES);
   });
 
   it('refuses a callback_url that leads to a private address (the outbound guard)', async () => {

@@ -1,7 +1,7 @@
 import { Queue } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHostQueue, type HostWorkItem } from '../../shared/verification/host-queue.js';
-import type { VerifierOptions } from '../../shared/verification/types.js';
+import type { VerificationResult, VerifierOptions } from '../../shared/verification/types.js';
 import { createVerifier, type Verifier } from '../../shared/verification/verifier.js';
 import { mailDomain, startDnsServer, type DnsServer, type Zone } from '../support/dns-server.js';
 import { startProcess, type RunningProcess } from '../support/processes.js';
@@ -85,7 +85,12 @@ describe('pending work per host (host-queue.ts)', () => {
   });
 
   it('hands out synchronous work before list work, in shares, and takes a dead attempt’s items back', async () => {
-    const queue = createHostQueue({ redis: store.redis, keyPrefix: `${store.prefix}q:`, keyTtlMs: 60_000 });
+    const queue = createHostQueue({
+      redis: store.redis,
+      keyPrefix: `${store.prefix}q:`,
+      keyTtlMs: 60_000,
+      claimTtlMs: 60_000,
+    });
     await queue.push('mx.test', 'list', ['l1', 'l2', 'l3'].map(item));
     await queue.push('mx.test', 'sync', ['s1', 's2'].map(item));
     expect(await queue.waiting('mx.test')).toBe(5);
@@ -104,6 +109,59 @@ describe('pending work per host (host-queue.ts)', () => {
     await queue.done('mx.test', next);
     expect(await queue.restore('mx.test')).toBe(0);
     expect(await queue.waiting('mx.test')).toBe(0);
+  });
+
+  it('asks for a host job only when no job has claimed the host, and a job gives its claim up only when idle', async () => {
+    const queue = createHostQueue({
+      redis: store.redis,
+      keyPrefix: `${store.prefix}claim:`,
+      keyTtlMs: 60_000,
+      claimTtlMs: 60_000,
+    });
+    // An idle host: the first push claims it for the job its requester adds; the pushes after it add none, in one
+    // round trip or apart, while pushes to another host are judged on that host's own claim.
+    expect(await queue.push('a.test', 'sync', [item('a1')])).toBe(true);
+    expect(
+      await queue.pushAll([
+        { host: 'a.test', lane: 'list', items: [item('a2')] },
+        { host: 'b.test', lane: 'sync', items: [item('b1')] },
+        { host: 'b.test', lane: 'sync', items: [item('b2')] },
+      ]),
+    ).toEqual([false, true, false]);
+
+    // The job starts (restore claims again), and may not give its claim up while work is pending.
+    expect(await queue.restore('a.test')).toBe(0);
+    expect(await queue.release('a.test')).toBe(false);
+    const taken = await queue.take('a.test', { maxBatch: 10, minBatch: 1, lanes: 1 });
+    expect(taken.map((t) => t.item.address)).toEqual(['a1', 'a2']);
+    // A push while the job runs is the job's: no new job.
+    expect(await queue.push('a.test', 'sync', [item('a3')])).toBe(false);
+    expect(await queue.release('a.test')).toBe(false);
+    const last = await queue.take('a.test', { maxBatch: 10, minBatch: 1, lanes: 1 });
+    await queue.done('a.test', [...taken, ...last]);
+    // Nothing pending: the claim is given up, and the next push asks for a job again.
+    expect(await queue.release('a.test')).toBe(true);
+    expect(await queue.push('a.test', 'sync', [item('a4')])).toBe(true);
+
+    // A job that ends with work left (shutdown, failure) drops its claim: the next push adds a job.
+    await queue.unclaim('a.test');
+    expect(await queue.push('a.test', 'sync', [item('a5')])).toBe(true);
+  });
+
+  it('lets a claim lapse after claimTtlMs: a requester that died before adding its job holds no host for long', async () => {
+    const queue = createHostQueue({
+      redis: store.redis,
+      keyPrefix: `${store.prefix}lapse:`,
+      keyTtlMs: 60_000,
+      claimTtlMs: 200,
+    });
+    expect(await queue.push('c.test', 'sync', [item('c1')])).toBe(true);
+    expect(await queue.push('c.test', 'sync', [item('c2')])).toBe(false);
+    // No job ever came: within a generous bound, a push asks for one again.
+    await vi.waitFor(async () => expect(await queue.push('c.test', 'sync', [item('c3')])).toBe(true), {
+      timeout: 10_000,
+      interval: 100,
+    });
   });
 });
 
@@ -167,6 +225,46 @@ describe('concurrent requests of one host', () => {
     // One connection per request would be eight; two sessions carry 40 RCPTs.
     expect(smtp.stats.get(SHARED)!.connections - before).toBeLessThanOrEqual(3);
     expect(smtp.stats.get(SHARED)!.maxOpen).toBeLessThanOrEqual(2);
+  }, 60_000);
+
+  it('add the host job once while it runs: the pushes that find its claim add none', async () => {
+    const opts = options({ mxConcurrency: 2 });
+    const queuePrefix = opts.keyPrefix.replace(/:+$/, '');
+    const host = 'mx.one.shared.test';
+    const queue = new Queue('verify-hosts', { connection: store.redis, prefix: queuePrefix });
+    // What reached BullMQ for the host: the jobs created (or stored by keepLastIfActive) and the adds it
+    // deduplicated (an event each).
+    const adds = async () =>
+      (await queue.getJobs(['completed', 'active', 'waiting', 'delayed', 'failed'])).filter(
+        (j) => (j.data as { host: string }).host === host,
+      ).length +
+      (await store.redis.xrange(`${queuePrefix}:verify-hosts:events`, '-', '+')).filter(
+        ([, fields]) => fields.includes('deduplicated') && fields.includes(host),
+      ).length;
+    const verifier = createVerifier(opts);
+    try {
+      const before = await adds();
+      const answers: Promise<VerificationResult[]>[] = [];
+      for (let r = 0; r < 6; r++) {
+        const batch = addresses('one.shared.test', 3, 200 + r * 3);
+        answers.push(verifier.verifyDomainGroup(batch, Date.now() + 30_000));
+        // The next request comes while the host's job is probing this one.
+        await vi.waitFor(() => expect(rcpts.some((x) => x.address === batch[0])).toBe(true), {
+          timeout: 20_000,
+          interval: 5,
+        });
+      }
+      const results = (await Promise.all(answers)).flat();
+      expect(results.filter((x) => x.status !== 'valid')).toEqual([]);
+      // Adding the job on every push would be six adds (the five later ones stored or deduplicated); a second
+      // add is tolerated (a push late enough to find the claim given up).
+      const added = (await adds()) - before;
+      expect(added).toBeGreaterThanOrEqual(1);
+      expect(added).toBeLessThanOrEqual(2);
+    } finally {
+      await verifier.close();
+      await queue.close();
+    }
   }, 60_000);
 });
 

@@ -381,12 +381,12 @@ export async function hasUnclaimed(db: Executor, listId: string): Promise<boolea
 
 // ---- sweeper --------------------------------------------------------------------------------------------------
 
-export async function activeListIds(db: Executor): Promise<string[]> {
-  const rows = await run<{ id: string }>(
+export async function activeLists(db: Executor): Promise<{ id: string; uniqueCount: number }[]> {
+  const rows = await run<{ id: string; unique_count: number }>(
     db,
-    sql`SELECT id FROM ${L} WHERE status IN ('queued', 'running') ORDER BY created_at`,
+    sql`SELECT id, unique_count FROM ${L} WHERE status IN ('queued', 'running') ORDER BY created_at`,
   );
-  return rows.map((r) => r.id);
+  return rows.map((r) => ({ id: r.id, uniqueCount: Number(r.unique_count) }));
 }
 
 export interface LaneState {
