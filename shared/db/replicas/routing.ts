@@ -17,6 +17,9 @@ export function routedDatabase(primary: Database): Database {
     get(target, property) {
       const current = readTarget.getStore() ?? target;
       const value: unknown = Reflect.get(current, property, current);
+      // The driver's client (postgres.js's `sql` is itself a function carrying `unsafe`, used by prepared.ts) is
+      // handed out as it is: a bound copy would lose its properties.
+      if (property === '$client') return value;
       return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(current) : value;
     },
   });
