@@ -6,9 +6,9 @@ const HOST_NAME_MAX = 253;
 
 /**
  * The verify-hosts queue: one `drain` job per MX host with pending work is that host's ownership
- * (shared/verification/host-dispatch.ts). Added with deduplication `{ id: host, keepLastIfActive: true }`, so at most
- * one job per host is active and one waits: never two processes draining one host, and work added while the active
- * job finishes gets the waiting one. Its own queue (and Worker, created by the verifier of each verify worker
+ * (shared/verification/host-dispatch.ts). Added with deduplication `{ id: host, keepLastIfActive: true }`, so work
+ * added while the active job finishes gets a waiting one; a job that starts while another live job owns the host
+ * (host-queue.ts) ends at once, so never two processes drain one host. Its own queue (and Worker, created by the verifier of each verify worker
  * process), so the requests waiting for replies never take the slots the drainers need. Nobody waits for a drain
  * job itself: the answers travel per item (host-replies.ts); the result is kept for operators.
  */
@@ -22,6 +22,7 @@ export const verifyHostsQueue = defineQueue({
       answered: Type.Integer({ minimum: 0 }),
       expired: Type.Integer({ minimum: 0 }),
       restored: Type.Integer({ minimum: 0 }),
+      ownedElsewhere: Type.Boolean(),
     }),
   },
   // A failed attempt's items stay in flight and go back to pending at the next one; a requester still waiting

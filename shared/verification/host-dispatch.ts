@@ -155,12 +155,16 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
     const report = await drainHost(host, {
       ...opts.engine,
       queue: hostQueue,
+      job: job.id!,
+      // As often as BullMQ renews the job's lock: the ownership lapses as soon after a death as the lock does.
+      renewMs: timers.jobLockMs / 2,
       lingerMs: timers.sessionLingerMs,
       nextPush,
       send: (replies) => sendReplies(opts.redis, replies, workTtlMs),
       signal: shutdown.signal,
     });
-    if (report.restored > 0)
+    if (report.ownedElsewhere) opts.logger?.debug({ host }, 'host owned by another live job');
+    else if (report.restored > 0)
       opts.logger?.info({ host, ...report }, 'host drained, with the items of a dead attempt');
     else opts.logger?.debug({ host, ...report }, 'host drained');
     return report;

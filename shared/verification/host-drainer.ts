@@ -14,6 +14,10 @@ import type { VerificationResult } from './types.js';
 
 export interface DrainDeps {
   queue: HostQueue;
+  /** The host job's id: its name as the host's owner (host-queue.ts). */
+  job: string;
+  /** How often the job renews its ownership while it runs (a probe may outlast the ownership's TTL). */
+  renewMs: number;
   limits: Omit<TakeLimits, 'lanes'>;
   lanes: number;
   lingerMs: number;
@@ -37,10 +41,29 @@ export interface DrainReport {
   expired: number;
   /** In-flight items of a dead attempt put back at the start. */
   restored: number;
+  /** Another live job owned the host: this one ended at once. */
+  ownedElsewhere: boolean;
 }
 
 export async function drainHost(host: string, deps: DrainDeps): Promise<DrainReport> {
-  const report: DrainReport = { answered: 0, expired: 0, restored: await deps.queue.restore(host) };
+  const { job } = deps;
+  const restored = await deps.queue.restore(host, job);
+  const report: DrainReport = {
+    answered: 0,
+    expired: 0,
+    restored: restored ?? 0,
+    ownedElsewhere: restored === null,
+  };
+  if (restored === null) return report;
+  // Lost ownership (this process stalled past the TTL and another job took the host): stop taking work.
+  const lost = new AbortController();
+  const signal = AbortSignal.any([deps.signal, lost.signal]);
+  const renewal = setInterval(() => {
+    deps.queue.renew(host, job).then(
+      (owned) => owned || lost.abort(),
+      () => {}, // Redis unreachable: the next take or renewal tries again
+    );
+  }, deps.renewMs);
   let pool: SessionPool | null = null;
   const limits = { ...deps.limits, lanes: deps.lanes };
   // Probes under way in this job, by address.
@@ -48,17 +71,17 @@ export async function drainHost(host: string, deps: DrainDeps): Promise<DrainRep
 
   async function lane(): Promise<void> {
     let idleSince = Date.now();
-    while (!deps.signal.aborted) {
+    while (!signal.aborted) {
       // Listening before looking: a push between the look and the wait still wakes this lane.
       const pushed = deps.nextPush(host);
-      const taken = await deps.queue.take(host, limits);
+      const taken = await deps.queue.take(host, job, limits);
       if (taken.length === 0) {
         const left = deps.lingerMs - (Date.now() - idleSince);
         if (left <= 0) {
           pushed.cancel();
           return;
         }
-        await Promise.race([pushed.promise, sleep(left, deps.signal)]);
+        await Promise.race([pushed.promise, sleep(left, signal)]);
         pushed.cancel();
         continue;
       }
@@ -119,13 +142,14 @@ export async function drainHost(host: string, deps: DrainDeps): Promise<DrainRep
   try {
     // The claim is given up only with nothing pending: pushes that found it added no job and are this job's work.
     // (A job added while the previous one was lingering usually finds its work done and ends here at once.)
-    while (!deps.signal.aborted && !(released = await deps.queue.release(host))) {
+    while (!signal.aborted && !(released = await deps.queue.release(host, job))) {
       pool ??= deps.sessions();
       await Promise.all(Array.from({ length: Math.max(1, deps.lanes) }, lane));
     }
   } finally {
+    clearInterval(renewal);
     // Ending with work left (shutdown, a failure): the next push must add a job, not trust this one's claim.
-    if (!released) await deps.queue.unclaim(host).catch(() => {});
+    if (!released) await deps.queue.unclaim(host, job).catch(() => {});
     await (pool as SessionPool | null)?.close();
   }
   return report;

@@ -5,9 +5,9 @@ import type { RedisClient } from '../redis.js';
  * The work waiting for one MX host, in Redis: what BullMQ's host job (verify-hosts) cannot carry itself, because
  * many requesters add to a host's work while one drainer takes from it. Per host, two pending lists (synchronous
  * requests are taken before list work) and one in-flight list: the drainer moves what it takes to in-flight in
- * the same script, and removes an item once its reply is sent. Only one attempt of a host job is active at a time
- * (deduplication), so at the start of an attempt whatever is still in flight was a dead attempt's, and goes back
- * to the front of the pending work.
+ * the same script, and removes an item once its reply is sent. Only one host job owns a host at a time (`owner`,
+ * below), so when a job becomes owner whatever is still in flight was a dead attempt's, and goes back to the front
+ * of the pending work.
  *
  * A third key per host, `claimed`, says that a host job will look at the pending work after now: a push that finds
  * it needs no BullMQ add (the costliest step of a push), a push that does not find it sets it and tells its caller
@@ -15,6 +15,13 @@ import type { RedisClient } from '../redis.js';
  * work empty, so no push can fall between "nothing left" and "no job". It expires (`claimTtlMs`, refreshed by each
  * take) so that a claim left by a process that died before adding its job costs at most that long; the requesters
  * still waiting re-add the job anyway (host-dispatch.ts).
+ *
+ * A fourth, `owner`, names the host job that serves the host, and is what makes it the only one: deduplication
+ * keeps one job active per host only until that job stalls (a long probe outlives the claim, a requester re-adds the
+ * job, and a second job for the host waits beside the first). A job that starts while another live job owns the
+ * host ends at once, without touching its in-flight items; the owner renews its name while it runs, so a killed
+ * owner's name lapses within `claimTtlMs`, and its own job, taken over by stalled-job recovery, may take it back
+ * at once (same job id).
  */
 
 /** Which pending list an item waits in: `sync` (/verify, /bulk-verify) is always drained before `list`. */
@@ -57,9 +64,21 @@ if redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[2]) then return 1 end
 return 0
 `;
 
+// A script's first step when it acts as the host job ARGV[1]: false when another job owns the host, else the job
+// (re)names itself owner for PX ARGV[2] ms. (A lapsed name nobody took is taken back: the job was only slow.)
+const OWN = `
+local function own(key, job, ttl)
+  local owner = redis.call('GET', key)
+  if owner and owner ~= job then return false end
+  redis.call('SET', key, job, 'PX', ttl)
+  return true
+end
+`;
+
 // Takes a share of the waiting work, synchronous first, into the in-flight list: one step, so no item is ever
-// neither pending nor in flight. Refreshes the host job's claim.
-const TAKE = `
+// neither pending nor in flight. Refreshes the host job's claim and ownership; takes nothing for a job that lost it.
+const TAKE = `${OWN}
+if not own(KEYS[5], ARGV[6], ARGV[5]) then return {} end
 redis.call('SET', KEYS[4], '1', 'PX', ARGV[5])
 local waiting = redis.call('LLEN', KEYS[1]) + redis.call('LLEN', KEYS[2])
 if waiting == 0 then return {} end
@@ -77,8 +96,9 @@ return taken
 `;
 
 // A dead attempt's in-flight items back to the front of the synchronous list, in their order; the starting attempt
-// claims the host.
-const RESTORE = `
+// owns and claims the host. -1: another live job owns it (and its in-flight items).
+const RESTORE = `${OWN}
+if not own(KEYS[4], ARGV[3], ARGV[2]) then return -1 end
 redis.call('SET', KEYS[3], '1', 'PX', ARGV[2])
 local moved = 0
 while redis.call('LMOVE', KEYS[1], KEYS[2], 'RIGHT', 'LEFT') do moved = moved + 1 end
@@ -86,11 +106,28 @@ if moved > 0 then redis.call('PEXPIRE', KEYS[2], ARGV[1]) end
 return moved
 `;
 
-// The host job gives its claim up only when nothing is pending: 1. Work pushed meanwhile (its pusher found the claim
-// and added no job): 0, the job goes on.
+// The host job gives its claim and ownership up only when nothing is pending: 1. Work pushed meanwhile (its pusher
+// found the claim and added no job): 0, the job goes on. A job that lost the host to another leaves both to it: 1.
 const RELEASE = `
+local owner = redis.call('GET', KEYS[4])
+if owner and owner ~= ARGV[1] then return 1 end
 if redis.call('LLEN', KEYS[1]) + redis.call('LLEN', KEYS[2]) > 0 then return 0 end
-redis.call('DEL', KEYS[3])
+redis.call('DEL', KEYS[3], KEYS[4])
+return 1
+`;
+
+// A host job ending early (shutdown, failure) drops its claim and ownership, unless another job owns the host now.
+const UNCLAIM = `
+local owner = redis.call('GET', KEYS[2])
+if owner and owner ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2])
+return 1
+`;
+
+// The running owner keeps its name (a probe may outlast the TTL without a take); 0: another job owns the host.
+const RENEW = `
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `;
 
@@ -117,7 +154,10 @@ export interface HostQueueOptions {
    * as hash tag, so that hosts spread over the shards instead of all sitting in `keyPrefix`'s slot.
    */
   hostSlots?: boolean;
-  /** How long a host job's claim outlives its last take (and a requester's claim its push): the failover time. */
+  /**
+   * How long a host job's claim and ownership outlive its last take or renewal (and a requester's claim its push):
+   * the failover time.
+   */
   claimTtlMs: number;
 }
 
@@ -145,6 +185,7 @@ export function createHostQueue(opts: HostQueueOptions) {
     list: `${hostKey(host)}:list`,
     inFlight: `${hostKey(host)}:in-flight`,
     claimed: `${hostKey(host)}:claimed`,
+    owner: `${hostKey(host)}:owner`,
   });
   const failure = (replies: Reply[] | null): Error | undefined =>
     replies?.find(([err]) => err)?.[0] ?? undefined;
@@ -184,18 +225,29 @@ export function createHostQueue(opts: HostQueueOptions) {
       return (await pushAll([{ host, lane, items }]))[0]!;
     },
 
-    /** Claims the host for the starting job and puts a dead attempt's in-flight items back in front; how many. */
-    async restore(host: string): Promise<number> {
+    /**
+     * Makes the starting job `job` the host's owner and puts a dead attempt's in-flight items back in front: how
+     * many. Null: another live job owns the host; the starting one must leave it alone.
+     */
+    async restore(host: string, job: string): Promise<number | null> {
       const k = keys(host);
-      return (await redis.eval(
+      const moved = (await redis.eval(
         RESTORE,
-        3,
+        4,
         k.inFlight,
         k.sync,
         k.claimed,
+        k.owner,
         opts.keyTtlMs,
         opts.claimTtlMs,
+        job,
       )) as number;
+      return moved < 0 ? null : moved;
+    },
+
+    /** Keeps `job` the host's owner for another claimTtlMs; false: another job owns it now. */
+    async renew(host: string, job: string): Promise<boolean> {
+      return ((await redis.eval(RENEW, 1, keys(host).owner, job, opts.claimTtlMs)) as number) === 1;
     },
 
     /** Pending items, both lanes. */
@@ -208,34 +260,40 @@ export function createHostQueue(opts: HostQueueOptions) {
       return sync + list;
     },
 
-    /** A share of the pending work, moved to in flight. */
-    async take(host: string, limits: TakeLimits): Promise<TakenItem[]> {
+    /** A share of the pending work, moved to in flight; none for a job that no longer owns the host. */
+    async take(host: string, job: string, limits: TakeLimits): Promise<TakenItem[]> {
       const k = keys(host);
       const raws = (await redis.eval(
         TAKE,
-        4,
+        5,
         k.sync,
         k.list,
         k.inFlight,
         k.claimed,
+        k.owner,
         limits.maxBatch,
         limits.minBatch,
         Math.max(1, limits.lanes),
         opts.keyTtlMs,
         opts.claimTtlMs,
+        job,
       )) as string[];
       return raws.map((raw) => ({ raw, item: JSON.parse(raw) as HostWorkItem }));
     },
 
-    /** Gives the host job's claim up if nothing is pending (true); false: work arrived, the job must go on. */
-    async release(host: string): Promise<boolean> {
+    /**
+     * Gives `job`'s claim and ownership up if nothing is pending (true); false: work arrived, the job must go on.
+     * True as well for a job that lost the host to another: it has nothing left to do.
+     */
+    async release(host: string, job: string): Promise<boolean> {
       const k = keys(host);
-      return ((await redis.eval(RELEASE, 3, k.sync, k.list, k.claimed)) as number) === 1;
+      return ((await redis.eval(RELEASE, 4, k.sync, k.list, k.claimed, k.owner, job)) as number) === 1;
     },
 
-    /** Drops the claim whatever is pending (a job ending early): the next push adds a job. */
-    async unclaim(host: string): Promise<void> {
-      await redis.del(keys(host).claimed);
+    /** Drops `job`'s claim and ownership whatever is pending (a job ending early): the next push adds a job. */
+    async unclaim(host: string, job: string): Promise<void> {
+      const k = keys(host);
+      await redis.eval(UNCLAIM, 2, k.claimed, k.owner, job);
     },
 
     /** Items answered (or dropped): off the in-flight list. */

@@ -96,18 +96,18 @@ describe('pending work per host (host-queue.ts)', () => {
     expect(await queue.waiting('mx.test')).toBe(5);
 
     // Five waiting, two lanes: a share of three (at least minBatch 1, at most maxBatch 3).
-    const first = await queue.take('mx.test', { maxBatch: 3, minBatch: 1, lanes: 2 });
+    const first = await queue.take('mx.test', 'job-1', { maxBatch: 3, minBatch: 1, lanes: 2 });
     expect(first.map((t) => t.item.address)).toEqual(['s1', 's2', 'l1']);
-    const second = await queue.take('mx.test', { maxBatch: 3, minBatch: 1, lanes: 2 });
+    const second = await queue.take('mx.test', 'job-1', { maxBatch: 3, minBatch: 1, lanes: 2 });
     expect(second.map((t) => t.item.address)).toEqual(['l2']);
     await queue.done('mx.test', second);
 
-    // The attempt dies with s1, s2, l1 in flight: the next one starts with them, in order, before l3.
-    expect(await queue.restore('mx.test')).toBe(3);
-    const next = await queue.take('mx.test', { maxBatch: 10, minBatch: 1, lanes: 1 });
+    // The attempt dies with s1, s2, l1 in flight: the job's next attempt starts with them, in order, before l3.
+    expect(await queue.restore('mx.test', 'job-1')).toBe(3);
+    const next = await queue.take('mx.test', 'job-1', { maxBatch: 10, minBatch: 1, lanes: 1 });
     expect(next.map((t) => t.item.address)).toEqual(['s1', 's2', 'l1', 'l3']);
     await queue.done('mx.test', next);
-    expect(await queue.restore('mx.test')).toBe(0);
+    expect(await queue.restore('mx.test', 'job-1')).toBe(0);
     expect(await queue.waiting('mx.test')).toBe(0);
   });
 
@@ -130,22 +130,63 @@ describe('pending work per host (host-queue.ts)', () => {
     ).toEqual([false, true, false]);
 
     // The job starts (restore claims again), and may not give its claim up while work is pending.
-    expect(await queue.restore('a.test')).toBe(0);
-    expect(await queue.release('a.test')).toBe(false);
-    const taken = await queue.take('a.test', { maxBatch: 10, minBatch: 1, lanes: 1 });
+    expect(await queue.restore('a.test', 'job-a')).toBe(0);
+    expect(await queue.release('a.test', 'job-a')).toBe(false);
+    const taken = await queue.take('a.test', 'job-a', { maxBatch: 10, minBatch: 1, lanes: 1 });
     expect(taken.map((t) => t.item.address)).toEqual(['a1', 'a2']);
     // A push while the job runs is the job's: no new job.
     expect(await queue.push('a.test', 'sync', [item('a3')])).toBe(false);
-    expect(await queue.release('a.test')).toBe(false);
-    const last = await queue.take('a.test', { maxBatch: 10, minBatch: 1, lanes: 1 });
+    expect(await queue.release('a.test', 'job-a')).toBe(false);
+    const last = await queue.take('a.test', 'job-a', { maxBatch: 10, minBatch: 1, lanes: 1 });
     await queue.done('a.test', [...taken, ...last]);
     // Nothing pending: the claim is given up, and the next push asks for a job again.
-    expect(await queue.release('a.test')).toBe(true);
+    expect(await queue.release('a.test', 'job-a')).toBe(true);
     expect(await queue.push('a.test', 'sync', [item('a4')])).toBe(true);
 
     // A job that ends with work left (shutdown, failure) drops its claim: the next push adds a job.
-    await queue.unclaim('a.test');
+    expect(await queue.restore('a.test', 'job-b')).toBe(0);
+    await queue.unclaim('a.test', 'job-b');
     expect(await queue.push('a.test', 'sync', [item('a5')])).toBe(true);
+  });
+
+  it('lets one live job own a host: a second job leaves its in-flight items alone until its name lapses', async () => {
+    const queue = createHostQueue({
+      redis: store.redis,
+      keyPrefix: `${store.prefix}owner:`,
+      keyTtlMs: 60_000,
+      claimTtlMs: 300,
+    });
+    await queue.push('o.test', 'sync', ['o1', 'o2'].map(item));
+    expect(await queue.restore('o.test', 'job-a')).toBe(0);
+    const probing = await queue.take('o.test', 'job-a', { maxBatch: 10, minBatch: 1, lanes: 1 });
+    expect(probing).toHaveLength(2);
+    // A second job for the host (added while job-a probes) starts: job-a renews its name, so job-b ends at once.
+    await queue.push('o.test', 'sync', [item('o3')]);
+    expect(await queue.renew('o.test', 'job-a')).toBe(true);
+    expect(await queue.restore('o.test', 'job-b')).toBeNull();
+    expect(await queue.take('o.test', 'job-b', { maxBatch: 10, minBatch: 1, lanes: 1 })).toEqual([]);
+    expect(await queue.release('o.test', 'job-b')).toBe(true);
+    await queue.unclaim('o.test', 'job-b');
+    expect(await queue.waiting('o.test')).toBe(1);
+    // job-b's release and unclaim left job-a's ownership as it was.
+    expect(await queue.renew('o.test', 'job-a')).toBe(true);
+
+    // job-a dies without a word: once its name lapses, job-b takes the host and job-a's in-flight items.
+    await vi.waitFor(async () => expect(await queue.restore('o.test', 'job-b')).toBe(2), {
+      timeout: 10_000,
+      interval: 50,
+    });
+    const next = await queue.take('o.test', 'job-b', { maxBatch: 10, minBatch: 1, lanes: 1 });
+    expect(next.map((t) => t.item.address)).toEqual(['o1', 'o2', 'o3']);
+    // job-a was only slow: it finds the host taken, takes nothing and gives nothing up.
+    expect(await queue.renew('o.test', 'job-a')).toBe(false);
+    expect(await queue.take('o.test', 'job-a', { maxBatch: 10, minBatch: 1, lanes: 1 })).toEqual([]);
+    expect(await queue.release('o.test', 'job-a')).toBe(true);
+    expect(await queue.renew('o.test', 'job-b')).toBe(true);
+    await queue.done('o.test', next);
+    expect(await queue.release('o.test', 'job-b')).toBe(true);
+    // Given up: the next job to start owns the host.
+    expect(await queue.restore('o.test', 'job-c')).toBe(0);
   });
 
   it('lets a claim lapse after claimTtlMs: a requester that died before adding its job holds no host for long', async () => {
@@ -338,6 +379,19 @@ describe('a drainer SIGKILLed mid-probe', () => {
     const answer = requester.verifyDomainGroup(emails, Date.now() + 60_000);
     await frozenRcptSeen; // the first drainer's session froze after the catch-all probe
     const second = await startDrainer(opts);
+    // A second job for the host while the first lives (what deduplication allows once a job has stalled): the
+    // second drainer runs it, and it leaves the live job's host and in-flight items alone.
+    const hostJobs = new Queue('verify-hosts', {
+      connection: store.redis,
+      prefix: opts.keyPrefix.replace(/:+$/, ''),
+    });
+    const intruder = await hostJobs.add('drain', { host: 'mx.freeze.test' }, { jobId: 'intruder' });
+    await vi.waitFor(async () => expect(await intruder.isCompleted()).toBe(true), { timeout: 30_000 });
+    expect((await hostJobs.getJob('intruder'))!.returnvalue).toMatchObject({
+      ownedElsewhere: true,
+      restored: 0,
+    });
+    await hostJobs.close();
     expect(frozen.stats.get(FREEZE)!.connections).toBe(1);
     first.child.kill('SIGKILL');
     await first.exited;
