@@ -14,7 +14,7 @@ import { parseArgs } from 'node:util';
 import { cpuSecondsByRole, cpuSnapshot, isBackendOf, processTree } from './lib/cpu.js';
 import { runLoad } from './lib/load.js';
 import { benchDatabaseUrl } from './lib/postgres.js';
-import { freePort, startServer, type BenchServer } from './lib/processes.js';
+import { startUncachedQa, type BenchServer } from './lib/processes.js';
 import { markdownTable } from './lib/table.js';
 
 const { values } = parseArgs({
@@ -33,25 +33,8 @@ const CONNECTIONS = Math.min(Math.max(Number(values.connections), 1), 256);
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 async function start(label: string, cwd: string | undefined): Promise<BenchServer> {
-  const port = await freePort();
   log(`starting ${label}…`);
-  return startServer(
-    'bin/start.ts',
-    ['--role', 'qa'],
-    {
-      DATABASE_URL: benchDatabaseUrl(DATABASE),
-      REDIS_URL: process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
-      QUEUE_PREFIX: `{agora-bench-cpu-${label}}`,
-      HOST: '127.0.0.1',
-      QA_PORT: String(port),
-      RATE_LIMIT_ENABLED: 'false',
-      QA_READ_CACHE_TTL_MS: '0',
-      LOG_LEVEL: 'warn',
-      NODE_ENV: 'production',
-      APP_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
-    },
-    { port, readyPath: '/api/categories', timeoutMs: 300_000, ...(cwd ? { cwd } : {}) },
-  );
+  return startUncachedQa(benchDatabaseUrl(DATABASE), `{agora-bench-cpu-${label}}`, cwd);
 }
 
 /** CPU ms per request of the server's processes and of the database's backends over one run. */

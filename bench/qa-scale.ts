@@ -21,8 +21,7 @@ import { parseBenchArgs } from './lib/args.js';
 import { cpuSecondsByRole, cpuSnapshot } from './lib/cpu.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { benchDatabaseUrl, recreateDatabase } from './lib/postgres.js';
-import { freePort, startServer, type BenchServer } from './lib/processes.js';
-import { REDIS_URL } from './lib/redis.js';
+import { startUncachedQa, type BenchServer } from './lib/processes.js';
 import { markdownTable } from './lib/table.js';
 
 const args = parseBenchArgs(
@@ -142,27 +141,7 @@ async function measure(server: BenchServer, path: string): Promise<Measured> {
   return { ...result, serviceCpuMs: perRequest('service'), postgresCpuMs: perRequest('postgres') };
 }
 
-async function start(url: string): Promise<BenchServer> {
-  const port = await freePort();
-  return startServer(
-    'bin/start.ts',
-    ['--role', 'qa'],
-    {
-      DATABASE_URL: url,
-      REDIS_URL,
-      QUEUE_PREFIX: '{agora-bench-scale}',
-      HOST: '127.0.0.1',
-      QA_PORT: String(port),
-      RATE_LIMIT_ENABLED: 'false',
-      QA_READ_CACHE_TTL_MS: '0',
-      LOG_LEVEL: 'warn',
-      NODE_ENV: 'production',
-      // Production refuses to start without one; a bench's own, never used for anything it signs.
-      APP_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
-    },
-    { port, readyPath: '/api/categories' },
-  );
-}
+const start = (url: string): Promise<BenchServer> => startUncachedQa(url, '{agora-bench-scale}');
 
 async function main() {
   const urls: string[] = [];

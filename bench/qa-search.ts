@@ -23,8 +23,7 @@ import { parseBenchArgs } from './lib/args.js';
 import { cpuSecondsByRole, cpuSnapshot, isBackendOf, processTree } from './lib/cpu.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { benchDatabaseUrl, recreateDatabase } from './lib/postgres.js';
-import { freePort, ROOT, startServer, type BenchServer } from './lib/processes.js';
-import { REDIS_URL } from './lib/redis.js';
+import { ROOT, startUncachedQa, type BenchServer } from './lib/processes.js';
 import { markdownTable } from './lib/table.js';
 
 const args = parseBenchArgs(
@@ -58,27 +57,8 @@ async function prepare(): Promise<string> {
   }
 }
 
-async function start(url: string, cwd: string): Promise<BenchServer> {
-  const port = await freePort();
-  return startServer(
-    'bin/start.ts',
-    ['--role', 'qa'],
-    {
-      DATABASE_URL: url,
-      REDIS_URL,
-      QUEUE_PREFIX: '{agora-bench-search}',
-      HOST: '127.0.0.1',
-      QA_PORT: String(port),
-      RATE_LIMIT_ENABLED: 'false',
-      QA_READ_CACHE_TTL_MS: '0',
-      LOG_LEVEL: 'warn',
-      NODE_ENV: 'production',
-      // Production refuses to start without one; a bench's own, never used for anything it signs.
-      APP_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
-    },
-    { port, readyPath: '/api/categories', cwd },
-  );
-}
+const start = (url: string, cwd: string): Promise<BenchServer> =>
+  startUncachedQa(url, '{agora-bench-search}', cwd);
 
 interface Measured extends LoadResult {
   serviceCpuMs: number;

@@ -169,3 +169,28 @@ export async function startServer(
   await stop();
   throw new Error(`${script} not ready after ${options.timeoutMs ?? 300_000} ms:\n${output}`);
 }
+
+/**
+ * The Q&A service alone (`--role qa`) as the read benches measure it: no read cache (every request reaches the
+ * database), no rate limits. `cwd`: another checkout of the project, for benches that compare two versions.
+ */
+export async function startUncachedQa(
+  databaseUrl: string,
+  queuePrefix: string,
+  cwd?: string,
+): Promise<BenchServer> {
+  const port = await freePort();
+  return startServer(
+    'bin/start.ts',
+    ['--role', 'qa'],
+    {
+      ...benchEnv(databaseUrl, queuePrefix),
+      QA_PORT: String(port),
+      RATE_LIMIT_ENABLED: 'false',
+      QA_READ_CACHE_TTL_MS: '0',
+      // Production refuses to start without one; a bench's own, never used for anything it signs.
+      APP_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
+    },
+    { port, readyPath: '/api/categories', ...(cwd ? { cwd } : {}) },
+  );
+}

@@ -17,10 +17,11 @@ export function routedDatabase(primary: Database): Database {
     get(target, property) {
       const current = readTarget.getStore() ?? target;
       const value: unknown = Reflect.get(current, property, current);
-      // The driver's client (postgres.js's `sql` is itself a function carrying `unsafe`, used by prepared.ts) is
-      // handed out as it is: a bound copy would lose its properties.
-      if (property === '$client') return value;
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(current) : value;
+      // Methods (from the prototype) are bound to the database they read; functions the instance holds as data
+      // (the driver's client: postgres.js's `sql` carries `unsafe`, used by prepared.ts) are handed out as they are,
+      // because a bound copy would lose their properties.
+      const isMethod = typeof value === 'function' && !Object.hasOwn(current, property);
+      return isMethod ? (value as (...args: unknown[]) => unknown).bind(current) : value;
     },
   });
   return {
