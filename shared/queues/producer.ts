@@ -98,6 +98,12 @@ export function createQueues(
 ): Queues {
   const prefixOf = (name: CatalogQueue): string => (typeof prefix === 'string' ? prefix : prefix(name));
   const queues = new Map<CatalogQueue, Queue>();
+  // The producers' own connection: BullMQ defines its scripts on the connection it is given, and ioredis copies
+  // every script defined on a connection into each pipeline made on it, so `connection`'s pipelines (rate limits,
+  // caches, the verification dispatch) stay cheap only without them. Opened now, beside `connection`: a Queue
+  // created later waits for its connection to be ready, as it would for `connection`.
+  const producerConnection = duplicateConnection(connection);
+  producerConnection.on('error', () => {}); // the failing call reports it
   const events = new Map<CatalogQueue, Promise<QueueEvents>>();
   const completions = new Map<CatalogQueue, Promise<Completions>>();
 
@@ -105,7 +111,7 @@ export function createQueues(
     let q = queues.get(name);
     if (!q) {
       q = new Queue(name, {
-        connection,
+        connection: producerConnection,
         prefix: prefixOf(name),
         defaultJobOptions: catalog[name].defaultJobOptions,
       });
@@ -187,6 +193,7 @@ export function createQueues(
       const all = await Promise.all([...events.values()].map((p) => p.catch(() => undefined)));
       await Promise.all(all.map((qe) => qe?.close().catch(() => {})));
       await Promise.all([...queues.values()].map((q) => q.close().catch(() => {})));
+      producerConnection.disconnect();
     },
   };
 }

@@ -77,8 +77,12 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
     claimTtlMs: timers.jobLockMs,
   });
   const inbox = createReplyInbox(opts.redis, opts.keyPrefix);
+  // Its own connection, so that BullMQ's scripts are not defined on opts.redis: ioredis copies every script of a
+  // connection into each pipeline made on it, and pushes and replies make one per call.
+  const queueConnection = duplicateConnection(opts.redis);
+  queueConnection.on('error', () => {}); // the failing add reports it
   const queue = new Queue(verifyHostsQueue.name, {
-    connection: opts.redis,
+    connection: queueConnection,
     prefix: opts.queuePrefix,
     defaultJobOptions: verifyHostsQueue.defaultJobOptions,
   });
@@ -223,6 +227,7 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
       subscriber?.disconnect();
       await inbox.close();
       await queue.close();
+      queueConnection.disconnect();
     },
   };
 }

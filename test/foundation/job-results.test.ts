@@ -106,6 +106,13 @@ describe('job results checked against the catalog', { timeout: 30_000 }, () => {
     expect(outcomes[2]).toEqual({ state: 'completed', value: { skipped: 'expired' } });
   });
 
+  it('leaves the BullMQ scripts off the connection it was given, whose pipelines would each copy them', () => {
+    // The queues above have added jobs, so BullMQ has defined its scripts on the connection it was handed.
+    expect(Object.keys((connection as unknown as { scriptsSet: object }).scriptsSet)).toEqual([]);
+    const producer = queues.queue('verify');
+    expect(producer.opts.connection).not.toBe(connection);
+  });
+
   it('passes failed and timed-out outcomes through unchanged', () => {
     expect(checkOutcome('ping', 'echo', { state: 'timeout' })).toEqual({ state: 'timeout' });
     expect(checkOutcome('ping', 'echo', { state: 'failed', reason: 'boom' })).toEqual({
