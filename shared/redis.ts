@@ -63,6 +63,12 @@ function connectCluster(nodes: readonly string[], options: RedisOptions): Cluste
     // The slot map is read from the nodes at connect time and after every redirection; ioredis's 1 s default
     // gives up on a busy node and, at start-up, leaves the client without a slot map.
     slotsRefreshTimeout: 5000,
+    // No CLUSTER INFO check before 'ready': while a master is down the cluster reports cluster_state:fail, and a
+    // connect() whose check finds it reconnects in the background but never settles its own promise. BullMQ awaits
+    // that promise when it re-opens a worker's blocking connection (after its watchdog or a failed command), so
+    // the worker would never fetch a job again. Without the check the client is ready once it has the slot map,
+    // and a command that meets CLUSTERDOWN is retried (retryDelayOnClusterDown) like any other.
+    enableReadyCheck: false,
     redisOptions,
   };
   return new Cluster(
