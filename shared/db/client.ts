@@ -121,11 +121,21 @@ async function openPostgres(
     },
   };
   // The embedded database's socket leads to one shared PGlite session: statements stay unnamed, so that the
-  // connections of several processes never collide on a prepared statement's name.
+  // connections of several processes never collide on a prepared statement's name. Its handshake waits its turn
+  // for that session, behind any other client's transaction (a seed, an upload) or a busy owner, as a query would
+  // wait for a lock: no connect timeout, which would fail a command whose second connection waits more than 2 s.
+  // An owner that is gone refuses or drops the connection at once.
   const client =
     'url' in target
       ? postgres(target.url, options)
-      : postgres({ ...options, path: target.socket, user: 'postgres', database: 'postgres', prepare: false });
+      : postgres({
+          ...options,
+          connect_timeout: 0,
+          path: target.socket,
+          user: 'postgres',
+          database: 'postgres',
+          prepare: false,
+        });
   const db = drizzle(client, { schema }) as unknown as Db;
   return {
     db,

@@ -86,11 +86,21 @@ export function releaseOwnership(dataDir: string): void {
 }
 
 /** Frontend messages after which the client waits for the server's answer: the end of one unit of work. */
-const UNIT_END = new Set(['S'.charCodeAt(0), 'Q'.charCodeAt(0), 'H'.charCodeAt(0)]);
+const SYNC = 'S'.charCodeAt(0);
+const FLUSH = 'H'.charCodeAt(0);
+const UNIT_END = new Set([SYNC, 'Q'.charCodeAt(0), FLUSH]);
+/**
+ * A unit ending in Flush is the middle of an extended-protocol sequence: postgres.js sends Parse + Describe +
+ * Flush for a query with parameters, reads the parameter types, then sends Bind + Execute + Sync. The unnamed
+ * statement it parsed lives only until the next Parse, so the session stays with the client until its Sync;
+ * another client's query in between would replace it ("unnamed prepared statement does not exist").
+ */
+const midSequence = (unit: Buffer[]) => unit[unit.length - 1]![0] === FLUSH;
 const TERMINATE = 'X'.charCodeAt(0);
 const SSL_REQUEST = 80877103;
 const GSSENC_REQUEST = 80877104;
 const CANCEL_REQUEST = 80877102;
+const SYNC_MESSAGE = Buffer.from([SYNC, 0, 0, 0, 4]);
 const ROLLBACK = (() => {
   const text = Buffer.from('ROLLBACK\0');
   const message = Buffer.alloc(5 + text.length);
@@ -202,15 +212,20 @@ export async function serveEmbedded(
     for (let unit = await connection.next(); unit; unit = await connection.next()) {
       const first = unit;
       await locks._runExclusiveTransaction(async () => {
-        await run(first, connection.socket);
-        // A client inside a transaction keeps the session until it ends it; one that leaves is rolled back.
-        while (pg.isInTransaction()) {
+        let current = first;
+        await run(current, connection.socket);
+        // A client inside a transaction (or an extended-protocol sequence) keeps the session until it ends it; one
+        // that leaves is rolled back.
+        while (pg.isInTransaction() || midSequence(current)) {
           const next = await connection.next();
           if (!next) {
-            await run([ROLLBACK], connection.socket);
+            // A Sync ends the sequence it left (and the skipping of messages that follows an error in one).
+            if (midSequence(current)) await run([SYNC_MESSAGE], connection.socket);
+            if (pg.isInTransaction()) await run([ROLLBACK], connection.socket);
             return;
           }
-          await run(next, connection.socket);
+          current = next;
+          await run(current, connection.socket);
         }
       });
     }

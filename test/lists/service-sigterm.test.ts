@@ -53,7 +53,10 @@ function startUpload(name: string): Upload {
 }
 
 beforeAll(async () => {
-  runtime = await createTestRuntime({ RATE_LIMIT_ENABLED: 'false', SHUTDOWN_TIMEOUT_MS: '1500' });
+  // The grace (SHUTDOWN_TIMEOUT_MS + 2 s) must outlast the rest of the finishing upload, which is sent only after the
+  // signal: on a loaded 2-core machine that took up to about 4 s, past the 3.5 s a 1.5 s timeout gives. The
+  // default, 10 s, leaves room; the abandoned upload holds the process for all of it.
+  runtime = await createTestRuntime({ RATE_LIMIT_ENABLED: 'false', SHUTDOWN_TIMEOUT_MS: '10000' });
   ({ verify: key } = (await createKeys(runtime, { verify: ['verify'] })) as { verify: string });
   port = await freePort();
   service = startProcess('bin/start.ts', ['--role', 'verify'], {
