@@ -41,7 +41,7 @@ describe('migrations', () => {
     expect(first.code).toBe(0);
     expect(first.stdout).toBe('migrations applied (postgres)\n');
     expect((await runProcess('bin/migrate.ts', [], env)).code).toBe(0);
-  });
+  }, 120_000);
 });
 
 describe('statement timeout', () => {

@@ -203,5 +203,5 @@ describe('npm run import:stackexchange (beer dump)', () => {
     const run = await runProcess('bin/import-stackexchange.ts', ['/tmp'], runtime.env);
     expect(run.code).toBe(1);
     expect(run.output).toMatch(/no Posts\.xml/);
-  });
+  }, 120_000);
 });

@@ -55,7 +55,7 @@ describe('npm run verify:list', () => {
     expect(lines[0]).toMatch(/^name,email,status,/);
     expect(lines[1]).toMatch(/^Ann,alice@example\.test,valid,/);
     expect(lines[2]).toMatch(/^Bob,bob@example\.test,invalid,/);
-  });
+  }, 120_000);
 
   it('fails with the service message for a bad key', async () => {
     const input = path.join(dir, 'one.txt');
@@ -63,7 +63,7 @@ describe('npm run verify:list', () => {
     const run = await runProcess('bin/verify-list.ts', [input], { VERIFY_URL: url, VERIFY_API_KEY: 'nope' });
     expect(run.code).toBe(1);
     expect(run.output).toMatch(/401/);
-  });
+  }, 120_000);
 });
 
 describe('an interrupted upload', () => {

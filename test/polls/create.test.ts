@@ -182,7 +182,7 @@ describe('polls: create, read, close', () => {
       allow_change: true,
       author_id: null,
     });
-  });
+  }, 120_000);
 
   it('rejects a bad admin CLI call with a message and exit code 2', async () => {
     const { code, output } = await runProcess(
@@ -192,5 +192,5 @@ describe('polls: create, read, close', () => {
     );
     expect(code).toBe(2);
     expect(output).toMatch(/2 to 20 options/);
-  });
+  }, 120_000);
 });

@@ -44,7 +44,7 @@ async function counters(database: Database) {
            (SELECT json_agg(json_build_array(id, questions_count) ORDER BY id) FROM categories) AS c`);
 }
 
-describe('npm run seed', () => {
+describe('npm run seed', { timeout: 120_000 }, () => {
   let runtime: TestRuntime;
   let first: Record<string, string>;
 
