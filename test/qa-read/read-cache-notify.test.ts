@@ -10,7 +10,7 @@ import { migrateDatabase } from '../../shared/db/migrate.js';
 import { categories } from '../../shared/db/schema/index.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { addCategory, addQuestion, addUser } from './fixtures.js';
-import { CACHE_ENV, writeSilently } from './read-cache-support.js';
+import { CACHE_ENV, changesDelivered, writeSilently } from './read-cache-support.js';
 
 /**
  * How changes made elsewhere reach a process's read cache: PostgreSQL's NOTIFY on agora_changes (migration 0004),
@@ -55,6 +55,7 @@ describe('the read cache across processes', () => {
   });
 
   it("shows a write made through one process on the other's cached reads once the notification arrives", async () => {
+    await changesDelivered(databaseB);
     const url = `/api/questions/${question.id}/answers`;
     for (const app of [appA, appB, appA, appB]) await app.inject(url);
     expect((await appB.inject(url)).headers['x-cache']).toBe('hit');
@@ -66,10 +67,13 @@ describe('the read cache across processes', () => {
       payload: { content: 'Prime with 6 g of sugar per litre and keep the bottles at 20°C for two weeks.' },
     });
     expect(posted.statusCode).toBe(201);
-    await vi.waitFor(async () => {
-      const answers = (await appB.inject(url)).json().data.answers;
-      expect(answers.map((a: { id: number }) => a.id)).toEqual([posted.json().data.id]);
-    });
+    await vi.waitFor(
+      async () => {
+        const answers = (await appB.inject(url)).json().data.answers;
+        expect(answers.map((a: { id: number }) => a.id)).toEqual([posted.json().data.id]);
+      },
+      { timeout: 10_000 },
+    );
   });
 
   it('is emptied by agora_recount(), which bulk loaders run after writing with triggers off', async () => {
@@ -87,12 +91,16 @@ describe('the read cache across processes', () => {
     expect((await appB.inject(url)).json().data.questions[0].answers_count).toBe(before);
 
     await runtime.database.query(sql`SELECT agora_recount()`);
-    await vi.waitFor(async () => {
-      expect((await appB.inject(url)).json().data.questions[0].answers_count).toBe(before + 1);
-    });
+    await vi.waitFor(
+      async () => {
+        expect((await appB.inject(url)).json().data.questions[0].answers_count).toBe(before + 1);
+      },
+      { timeout: 10_000 },
+    );
   });
 
   it('empties itself when its LISTEN connection is lost and made again (notifications may have been missed)', async () => {
+    await changesDelivered(databaseB);
     await appB.inject('/api/categories');
     expect((await appB.inject('/api/categories')).headers['x-cache']).toBe('hit');
     await writeSilently(
@@ -114,7 +122,9 @@ describe('the read cache across processes', () => {
 
     // And notifications flow again afterwards.
     await addCategory(runtime.database.db, 'After the reconnection');
-    await vi.waitFor(async () => expect(await categoryNames(appB)).toContain('After the reconnection'));
+    await vi.waitFor(async () => expect(await categoryNames(appB)).toContain('After the reconnection'), {
+      timeout: 10_000,
+    });
   });
 });
 
@@ -168,6 +178,6 @@ describe('the read cache on the embedded PGlite', () => {
     await app.inject('/api/categories');
     expect((await app.inject('/api/categories')).headers['x-cache']).toBe('hit');
     await database.db.insert(categories).values({ name: 'Embedded', slug: 'embedded' });
-    await vi.waitFor(async () => expect(await categoryNames(app)).toEqual(['Embedded']));
+    await vi.waitFor(async () => expect(await categoryNames(app)).toEqual(['Embedded']), { timeout: 10_000 });
   });
 });

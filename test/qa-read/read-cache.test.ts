@@ -4,7 +4,7 @@ import { buildQaApp } from '../../services/qa/app.js';
 import { createApiKey } from '../../shared/access/admin.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { addQuestion, addTag, addUser } from './fixtures.js';
-import { CACHE_ENV, writeSilently } from './read-cache-support.js';
+import { CACHE_ENV, changesDelivered, writeSilently } from './read-cache-support.js';
 
 /**
  * The read cache in one process (services/http/read-cache.ts). Whether an answer came from the cache is proven by
@@ -44,6 +44,7 @@ describe('the Q&A read cache', () => {
   });
 
   it('answers a repeated read from the cache until PostgreSQL notifies a change', async () => {
+    await changesDelivered(runtime.database);
     const url = '/api/questions?sort=newest';
     const first = await app.inject(url);
     expect(first.statusCode).toBe(200);
@@ -67,13 +68,17 @@ describe('the Q&A read cache', () => {
 
     // A write with triggers on, to any table a cached read shows, reaches the cache as a notification.
     await runtime.database.query(sql`UPDATE users SET bio = 'Beekeeper' WHERE id = ${alice.id}`);
-    await vi.waitFor(async () => {
-      const fresh = await app.inject(url);
-      expect(fresh.json().data.questions[0].title).toBe('Silently renamed');
-    });
+    await vi.waitFor(
+      async () => {
+        const fresh = await app.inject(url);
+        expect(fresh.json().data.questions[0].title).toBe('Silently renamed');
+      },
+      { timeout: 10_000 },
+    );
   });
 
   it("serves a client its own write at once: the write empties this process's cache before it is answered", async () => {
+    await changesDelivered(runtime.database);
     const answersUrl = `/api/questions/${question.id}/answers`;
     const listUrl = `/api/questions?tag=mead`;
     for (const url of [answersUrl, listUrl, answersUrl, listUrl]) await app.inject(url);
@@ -97,6 +102,7 @@ describe('the Q&A read cache', () => {
   });
 
   it('empties the cache on a write that reached its handler, even one that changes nothing, never on a refused one', async () => {
+    await changesDelivered(runtime.database);
     await app.inject('/api/tags');
     expect((await app.inject('/api/tags')).headers['x-cache']).toBe('hit');
     await writeSilently(
@@ -129,6 +135,7 @@ describe('the Q&A read cache', () => {
   });
 
   it('keeps ETags, 304s, HEAD and the rate-limit headers on a hit', async () => {
+    await changesDelivered(runtime.database);
     const url = `/api/users/${alice.id}`;
     const first = await app.inject(url);
     expect(first.headers['x-cache']).toBe('miss');
@@ -157,6 +164,7 @@ describe('the Q&A read cache', () => {
   });
 
   it('still authenticates a hit: a bad key is refused', async () => {
+    await changesDelivered(runtime.database);
     await app.inject('/api/categories');
     expect((await app.inject('/api/categories')).headers['x-cache']).toBe('hit');
     const refused = await app.inject({ url: '/api/categories', headers: { authorization: 'Bearer nope' } });
