@@ -14,23 +14,25 @@ describe('fact cache', () => {
   it('answers from its copy once read, and forgets it when the Redis key expires', async () => {
     const key = `${store.prefix}expiring`;
     const facts = createFactCache<{ kind: string }>({ redis: store.redis });
-    await store.redis.set(key, JSON.stringify({ kind: 'mx' }), 'PX', 300);
+    // Seconds, not milliseconds: the copy must still be there after two Redis round trips on a loaded machine.
+    await store.redis.set(key, JSON.stringify({ kind: 'mx' }), 'PX', 3000);
     expect(await facts.get(key)).toEqual({ kind: 'mx' });
     // Gone from Redis: only the copy can answer now.
     await store.redis.del(key);
     expect(await facts.get(key)).toEqual({ kind: 'mx' });
-    await sleep(400);
+    await sleep(3500);
     expect(await facts.get(key)).toBeNull();
   });
 
   it('keeps a copy no longer than localMaxMs, however long the fact lives', async () => {
     const key = `${store.prefix}long-lived`;
-    const facts = createFactCache<{ kind: string }>({ redis: store.redis, localMaxMs: 100 });
+    // A bound of a second, so that the copy surely outlives the set, ttl and del round trips before the first get.
+    const facts = createFactCache<{ kind: string }>({ redis: store.redis, localMaxMs: 1000 });
     await facts.set(key, { kind: 'null_mx' }, 3600);
     expect(await store.redis.ttl(key)).toBeGreaterThan(3500);
     await store.redis.del(key);
     expect(await facts.get(key)).toEqual({ kind: 'null_mx' });
-    await sleep(200);
+    await sleep(1200);
     expect(await facts.get(key)).toBeNull();
   });
 
