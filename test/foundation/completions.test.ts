@@ -114,7 +114,7 @@ describe('waiting for a batch of jobs (completions)', { timeout: 20_000 }, () =>
       NEVER_MS,
       add([{ id: 'd-hold', data: { mode: 'hold' } }]),
     );
-    await expect.poll(() => queue.getJobState('d-hold')).toBe('active');
+    await expect.poll(() => queue.getJobState('d-hold'), { timeout: 10_000 }).toBe('active');
     completions.close();
     await expect(waiting).rejects.toBeInstanceOf(QueueClosedError);
   });

@@ -117,13 +117,18 @@ describe('related, linked and similar questions', () => {
       sql`INSERT INTO post_links (question_id, related_question_id, source, kind) VALUES (${linking.id}, ${target.id}, 'import', 'duplicate')`,
     );
     // The read cache learns of the SQL write by a notification: wait for it.
-    await vi.waitFor(async () => {
-      const afterImport = (await get(`/api/questions/${target.id}/linked`)).questions;
-      expect(afterImport.map((q: { id: number; is_duplicate: boolean }) => [q.id, q.is_duplicate])).toEqual([
-        [linking.id, true],
-        [other.id, false],
-      ]);
-    });
+    await vi.waitFor(
+      async () => {
+        const afterImport = (await get(`/api/questions/${target.id}/linked`)).questions;
+        expect(afterImport.map((q: { id: number; is_duplicate: boolean }) => [q.id, q.is_duplicate])).toEqual(
+          [
+            [linking.id, true],
+            [other.id, false],
+          ],
+        );
+      },
+      { timeout: 10_000 },
+    );
     const page2 = await get(`/api/questions/${target.id}/linked?limit=1&page=2`);
     expect(page2.questions.map((q: { id: number }) => q.id)).toEqual([other.id]);
 

@@ -233,7 +233,7 @@ describe('sessions and concurrency', () => {
       expect(log.maxOpen).toBeGreaterThan(0);
       // Pooled sessions say goodbye, so the next case starts with no connection open.
       await Promise.all(workers.map((w) => w.close()));
-      await vi.waitFor(() => expect(log.open).toBe(0));
+      await vi.waitFor(() => expect(log.open).toBe(0), { timeout: 10_000 });
     },
   );
 });
