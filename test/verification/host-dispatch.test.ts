@@ -154,7 +154,8 @@ describe('pending work per host (host-queue.ts)', () => {
       redis: store.redis,
       keyPrefix: `${store.prefix}owner:`,
       keyTtlMs: 60_000,
-      claimTtlMs: 300,
+      // job-a's name must outlive the half-dozen Redis round trips between its renewals on a loaded machine.
+      claimTtlMs: 3000,
     });
     await queue.push('o.test', 'sync', ['o1', 'o2'].map(item));
     expect(await queue.restore('o.test', 'job-a')).toBe(0);
@@ -194,7 +195,8 @@ describe('pending work per host (host-queue.ts)', () => {
       redis: store.redis,
       keyPrefix: `${store.prefix}lapse:`,
       keyTtlMs: 60_000,
-      claimTtlMs: 200,
+      // Long enough for the second push to find the claim still held on a loaded machine.
+      claimTtlMs: 2000,
     });
     expect(await queue.push('c.test', 'sync', [item('c1')])).toBe(true);
     expect(await queue.push('c.test', 'sync', [item('c2')])).toBe(false);
@@ -351,7 +353,9 @@ describe('a host job lost', () => {
       const answer = requester.verifyDomainGroup(['ann@order.test'], Date.now() + 30_000);
       // No drainer yet: the job waits; an operator (or a lost Redis write) removes it.
       let jobs: Awaited<ReturnType<typeof queue.getWaiting>> = [];
-      await vi.waitFor(async () => expect((jobs = await queue.getWaiting())).toHaveLength(1));
+      await vi.waitFor(async () => expect((jobs = await queue.getWaiting())).toHaveLength(1), {
+        timeout: 10_000,
+      });
       await jobs[0]!.remove();
       expect(await queue.getWaiting()).toHaveLength(0);
       // Within a failover period the requester has added it again, and a drainer that starts now serves it.
