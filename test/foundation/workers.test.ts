@@ -17,8 +17,10 @@ describe('workers as separate processes', { timeout: 120_000 }, () => {
   };
 
   beforeAll(async () => {
-    // Short locks so a killed worker's job is taken over within seconds.
-    runtime = await createTestRuntime({ WORKER_LOCK_MS: '1500' });
+    // Short locks so a killed worker's job is taken over within seconds (lock and stalled check: ~10 s at most,
+    // well inside the 60 s waits), yet long enough that a just-booted heir on a loaded machine does not miss a
+    // renewal: a second stall would fail the job (maxStalledCount 1).
+    runtime = await createTestRuntime({ WORKER_LOCK_MS: '5000' });
     app = await buildQaApp(runtime);
   });
   afterAll(async () => {
