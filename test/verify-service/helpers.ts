@@ -27,7 +27,6 @@ export function worldEnv(
 ): Record<string, string> {
   return {
     VERIFY_DNS_SERVERS: dnsEndpoint,
-    VERIFY_DNS_TIMEOUT_MS: '500',
     VERIFY_SMTP_PORT: String(smtpPort),
     VERIFY_ALLOW_PRIVATE_MX: 'true',
     VERIFY_HELO_NAME: 'verifier.agora.test',
