@@ -81,7 +81,7 @@ describe('a greylisted address inside a list', () => {
 
     // While deferred addresses wait: running, their rows without a result, the eta covering the wait.
     let waiting: Record<string, unknown> | undefined;
-    for (const deadline = Date.now() + 30_000; !waiting && Date.now() < deadline; ) {
+    for (const deadline = Date.now() + 30_000; !waiting && Date.now() < deadline;) {
       const list = (await get(app, key, `/lists/${id}`)).json().data;
       if (list.processed === 1) waiting = list;
       else await new Promise((resolve) => setTimeout(resolve, 50));
