@@ -163,6 +163,8 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
       // As often as BullMQ renews the job's lock: the ownership lapses as soon after a death as the lock does.
       renewMs: timers.jobLockMs / 2,
       lingerMs: timers.sessionLingerMs,
+      // Requesters that died with the dead attempt are re-run by the same stalled-job check that freed this job.
+      takeoverLingerMs: timers.jobLockMs,
       nextPush,
       send: (replies) => sendReplies(opts.redis, replies, workTtlMs),
       signal: shutdown.signal,

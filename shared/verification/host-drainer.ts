@@ -21,6 +21,11 @@ export interface DrainDeps {
   limits: Omit<TakeLimits, 'lanes'>;
   lanes: number;
   lingerMs: number;
+  /**
+   * How long a job that took a dead attempt's items back lingers instead: their requesters may have died with that
+   * attempt, and are re-run by stalled-job recovery at about the same time, asking for the same addresses again.
+   */
+  takeoverLingerMs: number;
   /** Settles when work is next pushed for the host (host-queue.ts announces each push); cancel() stops listening. */
   nextPush(host: string): { promise: Promise<void>; cancel(): void };
   /** A fresh per-job session pool. */
@@ -55,6 +60,16 @@ export async function drainHost(host: string, deps: DrainDeps): Promise<DrainRep
     ownedElsewhere: restored === null,
   };
   if (restored === null) return report;
+  const lingerMs = restored ? Math.max(deps.lingerMs, deps.takeoverLingerMs) : deps.lingerMs;
+  // After a takeover, what this job probed, by address: a re-run requester's items get the same evidence instead of
+  // a second probe (its dead predecessor never stored the verdicts in the result cache). Bounded by the job's life
+  // and by ANSWERED_MAX.
+  const answered = restored ? new Map<string, { reply: HostReply; at: number }>() : null;
+  const answeredFor = (item: HostWorkItem): HostReply | undefined => {
+    const kept = answered?.get(item.address);
+    const young = kept && (item.maxAgeSec === undefined || Date.now() - kept.at <= item.maxAgeSec * 1000);
+    return young ? kept.reply : undefined;
+  };
   // Lost ownership (this process stalled past the TTL and another job took the host): stop taking work.
   const lost = new AbortController();
   const signal = AbortSignal.any([deps.signal, lost.signal]);
@@ -76,7 +91,7 @@ export async function drainHost(host: string, deps: DrainDeps): Promise<DrainRep
       const pushed = deps.nextPush(host);
       const taken = await deps.queue.take(host, job, limits);
       if (taken.length === 0) {
-        const left = deps.lingerMs - (Date.now() - idleSince);
+        const left = lingerMs - (Date.now() - idleSince);
         if (left <= 0) {
           pushed.cancel();
           return;
@@ -108,7 +123,9 @@ export async function drainHost(host: string, deps: DrainDeps): Promise<DrainRep
       );
       for (const { item } of items) {
         const result = kept.get(item.address);
+        const evidence = result ? undefined : answeredFor(item);
         if (result) answer(item, { kind: 'cached', result });
+        else if (evidence) answer(item, evidence);
         else toProbe.push(item);
       }
     }
@@ -132,6 +149,8 @@ export async function drainHost(host: string, deps: DrainDeps): Promise<DrainRep
       }
       const found = await Promise.all(items.map((i) => probing.get(i.address)!));
       items.forEach((item, k) => answer(item, found[k]!));
+      if (answered && answered.size < ANSWERED_MAX)
+        items.forEach((item, k) => answered.set(item.address, { reply: found[k]!, at: Date.now() }));
     }
     // Both written at once (one round trip); Redis runs them in order, so an item leaves in-flight after its reply.
     await Promise.all([deps.send(replies), deps.queue.done(host, taken)]);
@@ -154,6 +173,9 @@ export async function drainHost(host: string, deps: DrainDeps): Promise<DrainRep
   }
   return report;
 }
+
+// The most evidence a job keeps after a takeover: a dead attempt held at most a few sessions' worth of items.
+const ANSWERED_MAX = 10_000;
 
 function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
   const groups = new Map<K, T[]>();
