@@ -2,7 +2,6 @@ import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../../shared/access/admin.js';
 import { openDatabase, type Database } from '../../shared/db/client.js';
 import { viewCounter } from '../../shared/qa/views.js';
 import { createQueues, type Queues } from '../../shared/queues/producer.js';
@@ -10,7 +9,7 @@ import { connectRedis, type Redis } from '../../shared/redis.js';
 import { REDIS_URL } from '../support/postgres.js';
 import { startProcess, type RunningProcess } from '../support/processes.js';
 import { deleteKeys } from '../support/runtime.js';
-import { startPrivatePostgres, type PrivatePostgres } from './private-postgres.js';
+import { addWriter, startPrivatePostgres, type PrivatePostgres } from './private-postgres.js';
 
 /**
  * PostgreSQL stopped (fast shutdown) under load, on a server of the test's own: the Q&A service answers every
@@ -97,21 +96,11 @@ describe('PostgreSQL stopped under load', { timeout: 240_000 }, () => {
     await qa.waitFor(/"msg":"ready"/, 120_000);
 
     database = await openDatabase({ databaseUrl: pg.url('agora'), dataDir: '/nonexistent' });
-    await database.query(
-      sql`INSERT INTO tags (name, slug) VALUES ('brewing', 'brewing'), ('yeast', 'yeast')`,
-    );
-    await database.query(sql`INSERT INTO users (username, display_name) VALUES ('writer', 'Writer')`);
-    ({ key } = await createApiKey(database.db, {
-      username: 'writer',
-      plan: 'premium',
-      scopes: ['qa:write'],
+    ({ key, questionId } = await addWriter(database, {
+      title: 'A question whose views are counted',
+      slug: 'views-q',
+      content: 'Counted while PostgreSQL is away.',
     }));
-    const [row] = await database.query<{ id: number }>(
-      sql`INSERT INTO questions (title, slug, content, author_id)
-          SELECT 'A question whose views are counted', 'views-q', 'Counted while PostgreSQL is away.', id
-          FROM users WHERE username = 'writer' RETURNING id`,
-    );
-    questionId = row!.id;
 
     worker = startProcess('workers/main.ts', ['--queues', 'views'], env);
     await worker.waitFor(/"msg":"ready"/, 120_000);

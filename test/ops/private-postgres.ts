@@ -3,6 +3,9 @@ import { chmodSync, chownSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { sql } from 'drizzle-orm';
+import { createApiKey } from '../../shared/access/admin.js';
+import type { Database } from '../../shared/db/client.js';
 
 const run = promisify(execFile);
 export const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
@@ -80,4 +83,27 @@ export async function startPrivatePostgres(port: number): Promise<PrivatePostgre
     'UTF8',
   ]);
   return runServer(dir, port);
+}
+
+/**
+ * The rows the outage tests write through: the tags `brewing` and `yeast`, the user `writer` with a premium
+ * `qa:write` key, and one question of theirs. Returns the key and the question's id.
+ */
+export async function addWriter(
+  database: Database,
+  question: { title: string; slug: string; content: string },
+): Promise<{ key: string; questionId: number }> {
+  await database.query(sql`INSERT INTO tags (name, slug) VALUES ('brewing', 'brewing'), ('yeast', 'yeast')`);
+  await database.query(sql`INSERT INTO users (username, display_name) VALUES ('writer', 'Writer')`);
+  const { key } = await createApiKey(database.db, {
+    username: 'writer',
+    plan: 'premium',
+    scopes: ['qa:write'],
+  });
+  const [row] = await database.query<{ id: number }>(
+    sql`INSERT INTO questions (title, slug, content, author_id)
+        SELECT ${question.title}, ${question.slug}, ${question.content}, id FROM users WHERE username = 'writer'
+        RETURNING id`,
+  );
+  return { key, questionId: row!.id };
 }

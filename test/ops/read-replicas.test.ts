@@ -1,14 +1,13 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey } from '../../shared/access/admin.js';
 import { openDatabase, type Database } from '../../shared/db/client.js';
 import { freePort } from '../support/ports.js';
 import { REDIS_URL } from '../support/postgres.js';
 import { startProcess, type RunningProcess } from '../support/processes.js';
 import { deleteKeys } from '../support/runtime.js';
 import { startReplica } from './postgres-replica.js';
-import { startPrivatePostgres, type PrivatePostgres } from './private-postgres.js';
+import { addWriter, startPrivatePostgres, type PrivatePostgres } from './private-postgres.js';
 
 /**
  * Read replicas with a real streaming replica: a private primary (initdb) and a replica of it (pg_basebackup -R)
@@ -96,21 +95,11 @@ describe('read replicas', { timeout: 300_000 }, () => {
 
     onPrimary = await openDatabase({ databaseUrl: primary.url('agora'), dataDir: '/nonexistent' });
     onReplica = await openDatabase({ databaseUrl: replica.url('agora'), dataDir: '/nonexistent' });
-    await onPrimary.query(
-      sql`INSERT INTO tags (name, slug) VALUES ('brewing', 'brewing'), ('yeast', 'yeast')`,
-    );
-    await onPrimary.query(sql`INSERT INTO users (username, display_name) VALUES ('writer', 'Writer')`);
-    ({ key } = await createApiKey(onPrimary.db, {
-      username: 'writer',
-      plan: 'premium',
-      scopes: ['qa:write'],
+    ({ key, questionId } = await addWriter(onPrimary, {
+      title: 'Which yeast for a cold cellar?',
+      slug: 'cold-cellar',
+      content: 'My cellar stays at 12°C all year.',
     }));
-    const [row] = await onPrimary.query<{ id: number }>(
-      sql`INSERT INTO questions (title, slug, content, author_id)
-          SELECT 'Which yeast for a cold cellar?', 'cold-cellar', 'My cellar stays at 12°C all year.', id
-          FROM users WHERE username = 'writer' RETURNING id`,
-    );
-    questionId = row!.id;
     await until('the replica to be in use', async () => (await replicaState()) === 'ok');
   }, 300_000);
 
