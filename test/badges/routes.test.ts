@@ -4,7 +4,7 @@ import { syncBadgeCounts } from '../../shared/db/bulk/badge-counts.js';
 import { runBulk } from '../../shared/db/bulk/session.js';
 import { badgeAwards } from '../../shared/db/schema/index.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
-import { addAnswer, addComment, addQuestion, addTag, addUser, at } from '../qa-read/fixtures.js';
+import { addAnswer, addComment, addQuestion, addTag, addUser, at, readerOf } from '../qa-read/fixtures.js';
 
 /** Badges in the timeline, the badge lists, and the vector form of the per-user routes, over a small known site. */
 // Generous per-test bound: the first requests build the routes' serialisers, slow on a loaded 2-core machine.
@@ -13,21 +13,7 @@ describe('badges: timeline events, /users/{ids}/badges, /badges', { timeout: 120
   let app: Awaited<ReturnType<typeof buildQaApp>>;
   const id: Record<string, number> = {};
 
-  const get = async (url: string) => {
-    const res = await app.inject(url);
-    return { status: res.statusCode, body: res.json() };
-  };
-  const ok = async (url: string) => {
-    const res = await get(url);
-    expect(res.status, `${url}: ${JSON.stringify(res.body)}`).toBe(200);
-    expect(res.body.success).toBe(true);
-    return res.body.data;
-  };
-  const bad = async (url: string, status = 400) => {
-    const res = await get(url);
-    expect(res.status, url).toBe(status);
-    expect(res.body).toEqual({ error: true, message: expect.any(String), code: status });
-  };
+  const { ok, bad } = readerOf(() => app);
 
   type Event = { type: string; id: number };
   /** Every event of a timeline, walked page by page with next_cursor. */

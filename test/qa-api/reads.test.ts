@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildQaApp } from '../../services/qa/app.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
-import { addAnswer, addComment, addQuestion, addTag, addUser, at } from '../qa-read/fixtures.js';
+import { addAnswer, addComment, addQuestion, addTag, addUser, at, readerOf } from '../qa-read/fixtures.js';
 
 /** Issue 19's reads over one small site whose every order and count is known. */
 describe('issue 19 reads: vectors, per-user activity, tags, windows, comments, info', () => {
@@ -10,22 +10,7 @@ describe('issue 19 reads: vectors, per-user activity, tags, windows, comments, i
   let app: Awaited<ReturnType<typeof buildQaApp>>;
   const id: Record<string, number> = {};
 
-  const get = async (url: string) => {
-    const res = await app.inject(url);
-    return { status: res.statusCode, body: res.json(), headers: res.headers };
-  };
-  const ok = async (url: string) => {
-    const res = await get(url);
-    expect(res.status, `${url}: ${JSON.stringify(res.body)}`).toBe(200);
-    expect(res.body.success).toBe(true);
-    return res.body.data;
-  };
-  const bad = async (url: string, status = 400) => {
-    const res = await get(url);
-    expect(res.status, url).toBe(status);
-    expect(res.body).toEqual({ error: true, message: expect.any(String), code: status });
-    return res.body.message as string;
-  };
+  const { ok, bad } = readerOf(() => app);
   const ids = (list: { id: number }[]) => list.map((x) => x.id);
   const $ = (...names: string[]) => names.map((n) => id[n]!);
 

@@ -1,3 +1,5 @@
+import type { FastifyInstance } from 'fastify';
+import { expect } from 'vitest';
 import type { Db } from '../../shared/db/client.js';
 import {
   answers,
@@ -88,4 +90,29 @@ export async function addComment(
     .values({ content: `Comment ${next()}`, ...fields })
     .returning();
   return row!;
+}
+
+/**
+ * Requests to a Q&A app for the read tests: `ok` expects a 200 envelope and returns its data; `bad` expects the
+ * error body with `status` and returns its message. `app` is read at each
+ * call (the tests build it in beforeAll).
+ */
+export function readerOf(app: () => FastifyInstance) {
+  const get = async (url: string) => {
+    const res = await app().inject(url);
+    return { status: res.statusCode, body: res.json() };
+  };
+  const ok = async (url: string) => {
+    const res = await get(url);
+    expect(res.status, `${url}: ${JSON.stringify(res.body)}`).toBe(200);
+    expect(res.body.success).toBe(true);
+    return res.body.data;
+  };
+  const bad = async (url: string, status = 400) => {
+    const res = await get(url);
+    expect(res.status, url).toBe(status);
+    expect(res.body).toEqual({ error: true, message: expect.any(String), code: status });
+    return res.body.message as string;
+  };
+  return { ok, bad };
 }
