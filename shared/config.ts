@@ -223,7 +223,7 @@ export function loadConfig(env: Env = process.env) {
       workerConcurrency: r.int('VERIFY_WORKER_CONCURRENCY', 32, 1, 1000),
       // MX hosts one verifier drains at once (host jobs of verify-hosts, each with up to VERIFY_MX_CONCURRENCY
       // sessions to its host, mostly waiting on replies).
-      hostConcurrency: r.int('VERIFY_HOST_CONCURRENCY', 64, 1, 1000),
+      hostConcurrency: r.int('VERIFY_HOST_CONCURRENCY', 256, 1, 1000),
       // Minimum gap between two connection opens to one MX host (0: none).
       mxPacingMs: r.int('VERIFY_MX_PACING_MS', 100, 0, 60_000),
       // How long a verify worker that died without a word (SIGKILL, OOM) keeps its jobs (verify and host jobs)

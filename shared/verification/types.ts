@@ -108,7 +108,7 @@ export interface VerifierOptions {
    * shards; otherwise they stay under `keyPrefix`'s tag. Default false.
    */
   hostSlots?: boolean;
-  /** Host jobs this verifier drains at once (VERIFY_HOST_CONCURRENCY); 0: it drains none. Default 64. */
+  /** Host jobs this verifier drains at once (VERIFY_HOST_CONCURRENCY); 0: it drains none. Default 256. */
   drainConcurrency?: number;
   logger?: VerifierLogger;
   /** Popular mail domains a typo is compared with, most popular first (besides freemail's list). Default: typo.ts. */

@@ -25,8 +25,10 @@ import type { VerificationResult, VerifierOptions } from './types.js';
 
 // Ten new connections a second per MX host at most: far below what providers throttle.
 const DEFAULT_PACING_MS = 100;
-// Host jobs one verifier drains at once (VERIFY_HOST_CONCURRENCY): each mostly waits on SMTP replies.
-const DEFAULT_DRAIN_CONCURRENCY = 64;
+// Host jobs one verifier drains at once (VERIFY_HOST_CONCURRENCY): each mostly waits on SMTP replies, and a job
+// lingers after its work, so with fewer slots than hosts that have work, hosts wait for slots while their
+// connections could be busy (docs/benchmarks.md, "Host jobs per verifier"). At most 2 sockets each.
+const DEFAULT_DRAIN_CONCURRENCY = 256;
 // The replies a new SMTP session costs besides its RCPTs (greeting, EHLO, MAIL FROM, QUIT): a domain's work is
 // split over another connection only in shares at least this big.
 const SESSION_OVERHEAD_REPLIES = 4;
