@@ -2,8 +2,9 @@ import { DelayedError, UnrecoverableError, Worker, type Job } from 'bullmq';
 import type { QueueName } from '../shared/config.js';
 import { isDatabaseUnavailable } from '../shared/db/unavailable.js';
 import { recordJob } from '../shared/metrics.js';
-import { catalog, type CatalogQueue } from '../shared/queues/catalog.js';
+import type { CatalogQueue } from '../shared/queues/catalog.js';
 import { InvalidPayloadError, validatePayload } from '../shared/queues/producer.js';
+import { installSchedulers } from '../shared/queues/schedulers.js';
 import { queueKeyPrefix } from '../shared/keyspace.js';
 import { connectRedis } from '../shared/redis.js';
 import { processors } from './registry.js';
@@ -37,9 +38,7 @@ export async function startWorkerPool(deps: WorkerDeps, requested: readonly stri
 
   for (const name of names) {
     const processor = (await processors[name]!(deps)) as unknown as QueueProcessor<CatalogQueue>;
-    for (const s of catalog[name].schedulers?.(deps.config) ?? []) {
-      await deps.queues.queue(name).upsertJobScheduler(s.id, s.repeat, { name: s.job, data: s.payload });
-    }
+    await installSchedulers(deps, name);
     const worker = new Worker(name, (job, token) => runJob(name, processor, job, deps, token), {
       connection,
       prefix: queueKeyPrefix(deps.config, name),

@@ -1,10 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createListBudget } from '../../shared/lists/budget.js';
 import { processChunk } from '../../shared/lists/chunk.js';
 import { endList, handOverEnd } from '../../shared/lists/end.js';
 import { processRetry } from '../../shared/lists/retry.js';
 import { sweepLists } from '../../shared/lists/sweep.js';
-import { catalog } from '../../shared/queues/catalog.js';
+import { installSchedulers } from '../../shared/queues/schedulers.js';
 import { createVerifier } from '../../shared/verification/index.js';
 import { verifierOptionsFrom } from '../../shared/verification/service.js';
 import type { ProcessorFactory } from '../types.js';
@@ -16,9 +15,6 @@ import type { ProcessorFactory } from '../types.js';
  * this number, hold the per-MX cap.
  */
 const LIST_WORKER_CONCURRENCY = 32;
-// Reinstalling the sweeper after Redis came back: a minute of tries at most, a second apart.
-const SWEEPER_REINSTALL_ATTEMPTS = 60;
-const SWEEPER_REINSTALL_PAUSE_MS = 1000;
 
 /**
  * The verify-lists queue: chunk jobs of asynchronous lists and the sweeper. One verifier per process, as the verify
@@ -49,25 +45,12 @@ export const verifyListsProcessor: ProcessorFactory<'verify-lists'> = (deps) => 
     await endList(endDeps, listId, 'failed').catch(() => {});
   };
   // The sweeper is what re-creates a list's lost jobs, and its job scheduler lives in Redis too: a Redis restarted
-  // without persistence loses it with everything else. It is installed again whenever the connection comes back
-  // (an upsert: a no-op while it exists, and idempotent across workers), until it succeeds: the producers' own
-  // connection (shared/queues/producer.ts) comes back on its own schedule, often a moment after this one.
+  // without persistence loses it with everything else. It is installed again whenever the connection comes back.
   let closing = false;
-  const reinstallSweeper = async (): Promise<void> => {
-    for (let attempt = 1; !closing && attempt <= SWEEPER_REINSTALL_ATTEMPTS; attempt++) {
-      try {
-        for (const s of catalog['verify-lists'].schedulers?.(deps.config) ?? [])
-          await deps.queues
-            .queue('verify-lists')
-            .upsertJobScheduler(s.id, s.repeat, { name: s.job, data: s.payload });
-        return;
-      } catch (err) {
-        log.warn({ err, attempt }, 'could not reinstall the list sweeper; trying again');
-        await sleep(SWEEPER_REINSTALL_PAUSE_MS);
-      }
-    }
-  };
-  const onReady = (): void => void reinstallSweeper();
+  const onReady = (): void =>
+    void installSchedulers(deps, 'verify-lists', () => closing).catch((err: unknown) =>
+      log.warn({ err }, 'could not reinstall the list sweeper'),
+    );
   deps.redis.on('ready', onReady);
   return {
     close: async () => {
