@@ -1,24 +1,13 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
-import { SaxesParser } from 'saxes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BEER_DUMP_DIR } from '../../shared/datasets.js';
 import { seedDatabase } from '../../shared/demo/seed.js';
 import { importStackExchange } from '../../shared/stackexchange/import.js';
+import { dumpRows } from '../support/dump-rows.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
-
-/** A dump file's rows, parsed here independently of the importer. */
-function dumpRows(dir: string, file: string): Record<string, string>[] {
-  const out: Record<string, string>[] = [];
-  const parser = new SaxesParser();
-  parser.on('opentag', (node) => {
-    if (node.name === 'row') out.push(node.attributes as Record<string, string>);
-  });
-  parser.write(readFileSync(path.join(dir, file), 'utf8').replace(/^\uFEFF/, '')).close();
-  return out;
-}
 
 describe('badge awards from Badges.xml and the demo seed', () => {
   let runtime: TestRuntime;

@@ -1,26 +1,15 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { sql } from 'drizzle-orm';
-import { SaxesParser } from 'saxes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildQaApp } from '../../services/qa/app.js';
 import { BEER_DUMP_DIR } from '../../shared/datasets.js';
 import type { Database } from '../../shared/db/client.js';
+import { dumpRows } from '../support/dump-rows.js';
 import { runProcess } from '../support/processes.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 
 const DUMP = BEER_DUMP_DIR;
 
-/** The dump's rows, parsed here independently of the importer, to compute what the database must hold. */
-function rows(file: string): Record<string, string>[] {
-  const out: Record<string, string>[] = [];
-  const parser = new SaxesParser();
-  parser.on('opentag', (node) => {
-    if (node.name === 'row') out.push(node.attributes as Record<string, string>);
-  });
-  parser.write(readFileSync(path.join(DUMP, file), 'utf8').replace(/^\uFEFF/, '')).close();
-  return out;
-}
+const rows = (file: string) => dumpRows(DUMP, file);
 
 const posts = rows('Posts.xml');
 const questions = posts.filter((p) => p.PostTypeId === '1');

@@ -1,34 +1,23 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { sql } from 'drizzle-orm';
-import { SaxesParser } from 'saxes';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildQaApp } from '../../services/qa/app.js';
 import { BEER_DUMP_DIR } from '../../shared/datasets.js';
 import { runProcess } from '../support/processes.js';
+import { dumpRows } from '../support/dump-rows.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
-
-/** A dump file's rows, parsed here independently of the importer. */
-function rows(dir: string, file: string): Record<string, string>[] {
-  const out: Record<string, string>[] = [];
-  const parser = new SaxesParser();
-  parser.on('opentag', (node) => {
-    if (node.name === 'row') out.push(node.attributes as Record<string, string>);
-  });
-  parser.write(readFileSync(path.join(dir, file), 'utf8').replace(/^\uFEFF/, '')).close();
-  return out;
-}
 
 /** What post_links must hold after importing `dir`: one row per linked pair of questions, duplicate if any says so. */
 function expectedLinks(dir: string): string[] {
   const questions = new Set(
-    rows(dir, 'Posts.xml')
+    dumpRows(dir, 'Posts.xml')
       .filter((p) => p.PostTypeId === '1')
       .map((p) => p.Id),
   );
   const pairs = new Map<string, boolean>();
-  for (const l of rows(dir, 'PostLinks.xml')) {
+  for (const l of dumpRows(dir, 'PostLinks.xml')) {
     if (!['1', '3'].includes(l.LinkTypeId!) || l.PostId === l.RelatedPostId) continue;
     if (!questions.has(l.PostId!) || !questions.has(l.RelatedPostId!)) continue;
     const key = `${l.PostId}->${l.RelatedPostId}`;
