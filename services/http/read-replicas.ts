@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import fp from 'fastify-plugin';
 import { onReplica, type ReadReplicas, type Replica } from '../../shared/db/replicas/index.js';
-import { isDatabaseUnavailable } from '../../shared/db/unavailable.js';
+import { errorCodes, isDatabaseUnavailable } from '../../shared/db/unavailable.js';
 import { databaseReads } from '../../shared/metrics.js';
 import type { RedisClient } from '../../shared/redis.js';
 import { recentWriters } from './recent-writers.js';
@@ -28,16 +28,6 @@ export interface ReadReplicaPluginOptions {
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-function sqlStates(err: unknown): string[] {
-  const codes: string[] = [];
-  for (let current = err, depth = 0; current && typeof current === 'object' && depth < 8; depth++) {
-    const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') codes.push(code);
-    current = (current as { cause?: unknown }).cause;
-  }
-  return codes;
-}
-
 /**
  * What a failed replica read means: `down` (the replica cannot be reached or is shutting down: left out, read
  * again on the primary), `conflict` (40001: the replica cancelled the query to replay WAL that removes rows it
@@ -45,7 +35,7 @@ function sqlStates(err: unknown): string[] {
  * stands, as it would on the primary). A statement timeout is the query's own slowness, not the replica's.
  */
 function replicaFailure(err: unknown): 'down' | 'conflict' | undefined {
-  const codes = sqlStates(err);
+  const codes = errorCodes(err);
   if (codes.includes('40001')) return 'conflict';
   if (codes.includes('57014')) return undefined;
   return isDatabaseUnavailable(err) ? 'down' : undefined;

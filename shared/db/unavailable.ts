@@ -30,15 +30,19 @@ const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '5701
 /** How long a client should wait before retrying, in seconds (the Retry-After of a 503). */
 export const DATABASE_RETRY_AFTER_SECONDS = 2;
 
-export function isDatabaseUnavailable(err: unknown): boolean {
-  for (let current = err, depth = 0; current && depth < 8; depth++) {
-    if (typeof current !== 'object') return false;
+/** The `code`s along an error's `cause` chain (drizzle wraps the driver's error), outermost first. */
+export function errorCodes(err: unknown): string[] {
+  const codes: string[] = [];
+  for (let current = err, depth = 0; current && typeof current === 'object' && depth < 8; depth++) {
     const code = (current as { code?: unknown }).code;
-    if (typeof code === 'string') {
-      if (CONNECTION_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code)) return true;
-      if (/^08[0-9A-Z]{3}$/.test(code)) return true;
-    }
+    if (typeof code === 'string') codes.push(code);
     current = (current as { cause?: unknown }).cause;
   }
-  return false;
+  return codes;
+}
+
+export function isDatabaseUnavailable(err: unknown): boolean {
+  return errorCodes(err).some(
+    (code) => CONNECTION_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code),
+  );
 }
