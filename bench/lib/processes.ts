@@ -98,7 +98,12 @@ export class BenchChildren {
   private readonly children: ChildProcess[] = [];
 
   start(script: string, args: string[], env: Record<string, string>): ChildProcess {
-    const child = spawn(TSX, [script, ...args], {
+    // BENCH_CPU_PROF=<dir>: every long-running child writes a V8 CPU profile there when it exits.
+    const profileDir = process.env.BENCH_CPU_PROF;
+    const [command, commandArgs] = profileDir
+      ? [process.execPath, ['--cpu-prof', '--cpu-prof-dir', profileDir, '--import', 'tsx', script, ...args]]
+      : [TSX, [script, ...args]];
+    const child = spawn(command, commandArgs, {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'ignore', 'inherit'],
