@@ -1,12 +1,12 @@
 import type { Db } from '../db/client.js';
 import { searchRepository, type SearchHit, type SearchType } from '../db/repositories/search.js';
 import type { PageParams, Pagination } from '../db/repositories/pagination.js';
-import { highlightExcerpt } from './excerpt.js';
+import { excerptOf } from './excerpt.js';
 import { couldBeName } from './name-query.js';
 
 /**
  * Search as the API answers it: the repository finds and ranks; here the rules of the domain apply: user names are
- * searched by `type=all` only for text that could be a name, and excerpts become safe HTML with only our marks.
+ * searched by `type=all` only for text that could be a name, and excerpts are cut around the matched words as safe HTML with only our marks.
  */
 export function searchService(db: Db) {
   const repository = searchRepository(db);
@@ -14,10 +14,13 @@ export function searchService(db: Db) {
     async search(
       params: PageParams & { q: string; type: SearchType },
     ): Promise<{ results: SearchHit[]; pagination: Pagination }> {
-      const { results, pagination } = await repository.search({ ...params, names: couldBeName(params.q) });
+      const { results, lexemes, pagination } = await repository.search({
+        ...params,
+        names: couldBeName(params.q),
+      });
       return {
         results: results.map((hit) =>
-          hit.type === 'user' ? hit : { ...hit, excerpt: highlightExcerpt(hit.excerpt) },
+          hit.type === 'user' ? hit : { ...hit, excerpt: excerptOf(hit.excerpt, lexemes) },
         ),
         pagination,
       };

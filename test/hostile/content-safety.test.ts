@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { highlightExcerpt } from '../../shared/qa/excerpt.js';
+import { excerptOf } from '../../shared/qa/excerpt.js';
 import { renderComment, renderPost, sanitizePostHtml, textToHtml } from '../../shared/qa/content.js';
 import { ANSWER, questionBody, writeWorld, type Writer } from '../qa-write/helpers.js';
 
@@ -89,7 +89,7 @@ describe('content safety', () => {
   });
 
   it('decodes every entity in search excerpts, then escapes', () => {
-    expect(highlightExcerpt('Mash at 67&deg;C &mdash; <mark>hops</mark> &amp; malt &lt;b&gt;')).toBe(
+    expect(excerptOf('Mash at 67&deg;C &mdash; hops &amp; malt &lt;b&gt;', ['hop'])).toBe(
       'Mash at 67°C — <mark>hops</mark> &amp; malt &lt;b&gt;',
     );
   });

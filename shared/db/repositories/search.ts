@@ -11,7 +11,7 @@ export interface QuestionHit {
   score: number;
   title: string;
   slug: string;
-  /** ts_headline's output: plain text with literal `<mark>`/`</mark>`, not yet safe HTML (shared/qa/excerpt.ts). */
+  /** The repository's: a prefix of the plain text (tags stripped, entities as stored); the service's: safe HTML. */
   excerpt: string;
   votes: number;
   answers_count: number;
@@ -55,10 +55,8 @@ const USER_WEIGHT = 0.5;
 // Answer vectors carry no weights (D); ranking D like a question body (C) makes an answer and a question body that
 // say the same thing score the same. Order: {D, C, B, A}; the others are PostgreSQL's defaults.
 const ANSWER_WEIGHTS = '{0.2, 0.2, 0.4, 1.0}';
-// Headlines are computed on a bounded prefix of the plain text: ts_headline parses all the text it is given.
+// Excerpts are cut from a bounded prefix of the plain text (shared/qa/excerpt.ts), the part a reader sees first.
 const EXCERPT_CHARS = 2000;
-const HEADLINE_OPTIONS =
-  'StartSel=<mark>, StopSel=</mark>, MaxWords=35, MinWords=15, ShortWord=3, MaxFragments=2';
 
 /**
  * Each kind ranks at most its CANDIDATES most recent matches (highest ids). Ranking reads every candidate's vector,
@@ -76,8 +74,7 @@ export const CANDIDATES = 200;
 // constant (websearch_to_tsquery is immutable) and estimates each word's frequency from the statistics.
 const TSQ = `websearch_to_tsquery('english', $1::text)`;
 const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-const headline = (body: string) =>
-  `ts_headline('english', left(agora_plain_text(${body}), ${EXCERPT_CHARS}), ${TSQ}, '${HEADLINE_OPTIONS}')`;
+const excerptText = (body: string) => `left(agora_plain_text(${body}), ${EXCERPT_CHARS})`;
 
 const CANDIDATE_SQL = {
   question: `SELECT 'question'::text AS type, c.id, ts_rank_cd(c.search_vector, ${TSQ}, 32)::float8 AS score
@@ -96,16 +93,17 @@ const CANDIDATE_SQL = {
                ORDER BY u.id DESC LIMIT ${CANDIDATES}) c`,
 };
 
-// Only the page's rows are read in full and get an excerpt; PostgreSQL shapes each as the JSON the API answers.
+// Only the page's rows are read in full; PostgreSQL shapes each as the JSON the API answers, with the text its
+// excerpt is cut from.
 const HYDRATE_SQL = {
   question: `SELECT p.type, p.id, p.score, json_build_object('type', 'question', 'id', q.id, 'score', p.score,
-               'title', q.title, 'slug', q.slug, 'excerpt', ${headline('q.content')}, 'votes', q.votes,
+               'title', q.title, 'slug', q.slug, 'excerpt', ${excerptText('q.content')}, 'votes', q.votes,
                'answers_count', q.answers_count, 'has_accepted', q.has_accepted, 'tags', q.tag_names,
                'created_at', ${iso('q.created_at')}) AS hit
              FROM page p JOIN questions q ON q.id = p.id WHERE p.type = 'question'`,
   answer: `SELECT p.type, p.id, p.score, json_build_object('type', 'answer', 'id', a.id, 'score', p.score,
              'question_id', a.question_id, 'question_title', q.title, 'question_slug', q.slug,
-             'excerpt', ${headline('a.content')}, 'votes', a.votes, 'is_accepted', a.is_accepted,
+             'excerpt', ${excerptText('a.content')}, 'votes', a.votes, 'is_accepted', a.is_accepted,
              'created_at', ${iso('a.created_at')}) AS hit
            FROM page p JOIN answers a ON a.id = p.id JOIN questions q ON q.id = a.question_id WHERE p.type = 'answer'`,
   user: `SELECT p.type, p.id, p.score, json_build_object('type', 'user', 'id', u.id, 'score', p.score,
@@ -126,6 +124,7 @@ function statement(kinds: readonly Kind[]): string {
   return `WITH hits AS (${union(kinds.map((k) => CANDIDATE_SQL[k]))}),
   page AS (SELECT type, id, score FROM hits ORDER BY score DESC, type ASC, id DESC LIMIT $2::int OFFSET $3::int)
   SELECT (SELECT count(*)::int FROM hits) AS total,
+         tsvector_to_array(to_tsvector('english', $1::text)) AS lexemes,
          (SELECT json_agg(r.hit ORDER BY r.score DESC, r.type ASC, r.id DESC)
           FROM (${union(kinds.map((k) => HYDRATE_SQL[k]))}) r) AS results`;
 }
@@ -146,11 +145,12 @@ export function searchRepository(db: Db) {
      * Full-text search of questions (title A > tags B > body C) and answers with `websearch_to_tsquery` (quoted
      * phrases, `-word`, `or`), and trigram search of users' names, merged by score (ties: kind, then id desc).
      * `names`: whether `type=all` searches users' names too (the caller knows whether the text could be a name);
-     * `type=users` always does. Excerpts come back as ts_headline wrote them.
+     * `type=users` always does. Excerpts come back as the plain text to cut them from, with the lexemes of the
+     * query (what the search matched on).
      */
     async search(
       params: PageParams & { q: string; type: SearchType; names: boolean },
-    ): Promise<{ results: SearchHit[]; pagination: Pagination }> {
+    ): Promise<{ results: SearchHit[]; lexemes: string[]; pagination: Pagination }> {
       const all = params.type === 'all';
       const kinds: Kind[] = [];
       if (all || params.type === 'questions') kinds.push('question');
@@ -158,12 +158,16 @@ export function searchRepository(db: Db) {
       if (params.type === 'users' || (all && params.names)) kinds.push('user');
       const values: unknown[] = [params.q, params.limit, offsetOf(params)];
       if (kinds.includes('user')) values.push(likePattern(params.q));
-      const [row] = await preparedRows<{ total: number; results: SearchHit[] | null }>(
+      const [row] = await preparedRows<{ total: number; lexemes: string[]; results: SearchHit[] | null }>(
         db,
         statementFor(kinds),
         values,
       );
-      return { results: row?.results ?? [], pagination: paginate(params, row?.total ?? 0) };
+      return {
+        results: row?.results ?? [],
+        lexemes: row?.lexemes ?? [],
+        pagination: paginate(params, row?.total ?? 0),
+      };
     },
   };
 }
