@@ -72,6 +72,9 @@ async function main() {
       `/api/questions/${question!.id}?include=answers,comments`,
       '/api/users',
       '/api/users?sort=name&page=100',
+      '/api/tags',
+      '/api/search?q=temperature&type=questions',
+      '/api/search?q=temperature',
     ];
     const rows: string[][] = [];
     for (const path of paths) {
