@@ -1,8 +1,13 @@
+import type { ChildProcess } from 'node:child_process';
 import net from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildQaApp } from '../../services/qa/app.js';
 import { buildVerifyApp } from '../../services/verify/app.js';
 import { connectRedis, type Redis } from '../../shared/redis.js';
+import { freePort } from '../support/ports.js';
+import { startProcess, type RunningProcess } from '../support/processes.js';
+import { startRedis } from '../support/redis-server.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 
 /**
@@ -94,3 +99,109 @@ describe('readiness per role', () => {
     }
   });
 });
+
+/**
+ * The same as an operator sees it: the Q&A and verification services as processes (`bin/start.ts --role …`) on a
+ * redis-server of the test's own, which is stopped and started again under them.
+ */
+describe(
+  'readiness per role, as processes, with Redis stopped and started again',
+  { timeout: 240_000 },
+  () => {
+    let runtime: TestRuntime;
+    let redisPort: number;
+    let redisServer: ChildProcess;
+    const roles: { service: 'qa' | 'verify'; base: string; child: RunningProcess }[] = [];
+
+    const ready = async (base: string) => {
+      const res = await fetch(`${base}/ready`, { signal: AbortSignal.timeout(10_000) });
+      return { status: res.status, body: (await res.json()) as unknown };
+    };
+    const redisState = async (base: string) =>
+      ((await ready(base)).body as { dependencies?: { redis?: string } }).dependencies?.redis;
+    const until = async (what: string, condition: () => Promise<boolean>) => {
+      for (let i = 0; i < 240; i++) {
+        if (await condition()) return;
+        await sleep(250);
+      }
+      throw new Error(`timed out waiting for ${what}`);
+    };
+
+    beforeAll(async () => {
+      runtime = await createTestRuntime();
+      redisPort = await freePort();
+      redisServer = await startRedis(redisPort);
+      for (const service of ['qa', 'verify'] as const) {
+        const port = await freePort();
+        const child = startProcess('bin/start.ts', ['--role', service], {
+          ...runtime.env,
+          REDIS_URL: `redis://127.0.0.1:${redisPort}`,
+          HOST: '127.0.0.1',
+          [service === 'qa' ? 'QA_PORT' : 'VERIFY_PORT']: String(port),
+        });
+        roles.push({ service, base: `http://127.0.0.1:${port}`, child });
+      }
+      await Promise.all(roles.map((r) => r.child.waitFor(/"msg":"ready"/, 180_000)));
+    }, 240_000);
+
+    afterAll(async () => {
+      await Promise.all(roles.map((r) => r.child.stop('SIGTERM')));
+      redisServer?.kill('SIGKILL');
+      await runtime?.close();
+    });
+
+    it('the Q&A service stays in rotation (degraded), the verification service leaves it, both come back', async () => {
+      const [qa, verify] = roles as [(typeof roles)[0], (typeof roles)[0]];
+      for (const { base } of roles)
+        expect(await ready(base)).toEqual({
+          status: 200,
+          body: { status: 'ready', dependencies: { postgres: 'ok', redis: 'ok' } },
+        });
+
+      redisServer.kill('SIGKILL');
+      await until(
+        'the Q&A service to see Redis gone',
+        async () => (await redisState(qa.base)) === 'unavailable',
+      );
+      expect(await ready(qa.base)).toEqual({
+        status: 200,
+        body: { status: 'degraded', dependencies: { postgres: 'ok', redis: 'unavailable' } },
+      });
+      const qaMetrics = await (
+        await fetch(`${qa.base}/metrics`, { signal: AbortSignal.timeout(10_000) })
+      ).text();
+      expect(metricLine(qaMetrics, 'qa', 'redis')).toBe(
+        'agora_dependency_up{service="qa",dependency="redis",required="false"} 0',
+      );
+      // It serves reads meanwhile.
+      const read = await fetch(`${qa.base}/api/categories`, { signal: AbortSignal.timeout(10_000) });
+      expect(read.status).toBe(200);
+      expect(await ready(verify.base)).toEqual({
+        status: 503,
+        body: {
+          error: true,
+          message: 'Not ready',
+          code: 503,
+          dependencies: { postgres: 'ok', redis: 'unavailable' },
+        },
+      });
+      const verifyMetrics = await (
+        await fetch(`${verify.base}/metrics`, { signal: AbortSignal.timeout(10_000) })
+      ).text();
+      expect(metricLine(verifyMetrics, 'verify', 'redis')).toBe(
+        'agora_dependency_up{service="verify",dependency="redis",required="true"} 0',
+      );
+
+      // Redis back on the same port: both are ready again by themselves.
+      redisServer = await startRedis(redisPort);
+      for (const { base } of roles)
+        await until(`${base} to see Redis again`, async () => (await redisState(base)) === 'ok');
+      for (const { base } of roles)
+        expect(await ready(base)).toEqual({
+          status: 200,
+          body: { status: 'ready', dependencies: { postgres: 'ok', redis: 'ok' } },
+        });
+      for (const { child } of roles) expect(child.output()).not.toContain('"level":50');
+    });
+  },
+);
