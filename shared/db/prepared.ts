@@ -1,3 +1,5 @@
+import type { SQL } from 'drizzle-orm';
+import { PgDialect } from 'drizzle-orm/pg-core';
 import type { Db } from './client.js';
 
 /**
@@ -23,4 +25,15 @@ export async function preparedRows<T>(db: Db, text: string, params: unknown[]): 
   if ('unsafe' in client && typeof client.unsafe === 'function')
     return (await client.unsafe(text, params, { prepare: true })) as T[];
   return (await (client as PgliteClient).query(text, params)).rows as T[];
+}
+
+const DIALECT = new PgDialect();
+
+/**
+ * A drizzle statement run as a named prepared statement (above). Every value in it must be a parameter (`${value}`),
+ * never `sql.raw` of a request's value, so that its text depends only on its shape.
+ */
+export function preparedQuery<T>(db: Db, statement: SQL): Promise<T[]> {
+  const { sql: text, params } = DIALECT.sqlToQuery(statement);
+  return preparedRows<T>(db, text, params);
 }

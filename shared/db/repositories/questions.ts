@@ -3,6 +3,7 @@ import { ValidationError } from '../../errors.js';
 import type { Db } from '../client.js';
 import { JsonText } from '../json-text.js';
 import { iso, markdownOf, MAX_INT4, rows } from './pagination.js';
+import { preparedQuery } from '../prepared.js';
 import { QUESTION_JSON, questionJsonRepository } from './question-json.js';
 import {
   emptyPagination,
@@ -214,7 +215,7 @@ export function questionsRepository(db: Db) {
     let total: number;
     if (category) total = unanswered ? category.unanswered : category.total;
     else {
-      const [row] = await rows<{ n: number }>(
+      const [row] = await preparedQuery<{ n: number }>(
         db,
         sql`SELECT ${counter(sql`${unanswered ? 'questions:unanswered' : 'questions'}`)} AS n`,
       );

@@ -1,8 +1,9 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { ValidationError } from '../../errors.js';
 import type { Db } from '../client.js';
+import { preparedQuery } from '../prepared.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
-import { rows, type Pagination } from './pagination.js';
+import type { Pagination } from './pagination.js';
 
 /**
  * Pages of a list read by seeking on an index instead of counting or skipping from the top:
@@ -176,7 +177,9 @@ export async function seekPage<T>(
     const page = sql`SELECT ${list.columns}, ${keyAliases(order)} FROM ${list.from} WHERE ${where}
           ORDER BY ${orderBy(order, reverse)} LIMIT ${take} OFFSET ${skip}`;
     const { render } = list;
-    return rows<KeyedRow>(
+    // Every value is a parameter, so the text depends only on the list's shape (sort, filters, direction): a bounded
+    // set of texts, each parsed once per connection.
+    return preparedQuery<KeyedRow>(
       db,
       render
         ? sql`SELECT page.*, ${render.columns} FROM (${page}) page ${render.join} ORDER BY ${pageOrder(order, reverse)}`

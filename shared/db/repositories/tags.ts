@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
-import { rows } from './pagination.js';
+import { preparedQuery } from '../prepared.js';
 import { seekPage, type PaginationWithCursor, type SeekOrder, type SeekParams } from './seek.js';
 
 export const TAG_SORTS = ['popular', 'name', 'newest'] as const;
@@ -45,7 +45,7 @@ export function tagsRepository(db: Db) {
     async list(
       params: SeekParams & { sort: TagSort },
     ): Promise<{ tags: TagView[]; pagination: PaginationWithCursor }> {
-      const [count] = await rows<{ n: number }>(
+      const [count] = await preparedQuery<{ n: number }>(
         db,
         sql`SELECT coalesce((SELECT n FROM list_counts WHERE scope = 'tags'), 0)::int AS n`,
       );

@@ -3,6 +3,7 @@ import type { Db } from '../client.js';
 import { JsonText } from '../json-text.js';
 import { isInt4Id } from '../int4.js';
 import { iso, rows } from './pagination.js';
+import { preparedQuery } from '../prepared.js';
 import {
   boundedCount,
   boundedPagination,
@@ -95,7 +96,7 @@ export function userProfilesRepository(db: Db) {
       );
       const [count] = windowed
         ? [{ n: await boundedCount(db, sql`users`, where) }]
-        : await rows<{ n: number }>(
+        : await preparedQuery<{ n: number }>(
             db,
             sql`SELECT coalesce((SELECT n FROM list_counts WHERE scope = 'users'), 0)::int AS n`,
           );
