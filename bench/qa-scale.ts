@@ -2,7 +2,8 @@
  * Q&A reads at two sizes (issue 22): seeds a small and a large database (or reuses them), starts the Q&A service on
  * each with its read cache off and rate limits off, runs the same read set against each at 64 connections, and
  * prints per read req/s, p50 and p99 at both sizes, the large/small p99 ratio, and CPU milliseconds per request of
- * the service and of PostgreSQL at the large size. Deep pages (50 % and 100 % of a list) and cursors are in the set,
+ * the service and of the database's PostgreSQL backends at both sizes with their large/small ratio (the cost that
+ * stays readable on a shared machine). Deep pages (50 % and 100 % of a list) and cursors are in the set,
  * so a read whose cost grows with the data shows as a ratio well above 1.
  *
  *   npx tsx bench/qa-scale.ts [--small 20000] [--large 200000] [--duration 3] [--connections 64] [--reuse yes]
@@ -18,7 +19,7 @@ import { migrateDatabase } from '../shared/db/migrate.js';
 import { seedDatabase } from '../shared/demo/seed.js';
 import { COMMON_WORD } from '../shared/demo/topics.js';
 import { parseBenchArgs } from './lib/args.js';
-import { cpuSecondsByRole, cpuSnapshot } from './lib/cpu.js';
+import { cpuSecondsByRole, cpuSnapshot, isBackendOf, processTree } from './lib/cpu.js';
 import { runLoad, type LoadResult } from './lib/load.js';
 import { benchDatabaseUrl, recreateDatabase } from './lib/postgres.js';
 import { startUncachedQa, type BenchServer } from './lib/processes.js';
@@ -68,6 +69,7 @@ async function readSet(server: BenchServer, url: string): Promise<[string, strin
   let tag: string;
   let category: number;
   let question: number;
+  let user: number;
   try {
     [{ slug: tag }] = (await database.query<{ slug: string }>(
       sql`SELECT slug FROM tags ORDER BY questions_count DESC, id LIMIT 1`,
@@ -77,6 +79,9 @@ async function readSet(server: BenchServer, url: string): Promise<[string, strin
     )) as [{ id: number }];
     [{ id: question }] = (await database.query<{ id: number }>(
       sql`SELECT id FROM questions WHERE answers_count >= 3 ORDER BY id LIMIT 1`,
+    )) as [{ id: number }];
+    [{ id: user }] = (await database.query<{ id: number }>(
+      sql`SELECT id FROM users ORDER BY reputation DESC, id LIMIT 1`,
     )) as [{ id: number }];
   } finally {
     await database.close();
@@ -115,6 +120,20 @@ async function readSet(server: BenchServer, url: string): Promise<[string, strin
     [`question ${question} + answers + comments`, `/api/questions/${question}?include=answers,comments`],
     [`question ${question} answers`, `/api/questions/${question}/answers`],
     [`search "${COMMON_WORD}"`, `/api/search?q=${COMMON_WORD}`],
+    // Issue 19's reads.
+    ['questions 5 ids', `/api/questions/${[0, 1, 2, 3, 4].map((k) => question + k).join(';')}`],
+    [`question ${question} related`, `/api/questions/${question}/related`],
+    [`question ${question} linked`, `/api/questions/${question}/linked`],
+    [`similar "${COMMON_WORD}"`, `/api/similar?title=${COMMON_WORD}%20problem`],
+    ['comments newest, page 1', '/api/comments'],
+    [`user ${user} (top) questions`, `/api/users/${user}/questions`],
+    [`user ${user} answers`, `/api/users/${user}/answers`],
+    [`user ${user} tags`, `/api/users/${user}/tags`],
+    [`user ${user} timeline`, `/api/users/${user}/timeline`],
+    [`tag ${tag}`, `/api/tags/${encodeURIComponent(tag)}`],
+    [`tag ${tag} related`, `/api/tags/${encodeURIComponent(tag)}/related`],
+    [`tag ${tag} top answerers`, `/api/tags/${encodeURIComponent(tag)}/top-answerers`],
+    ['site info', '/api/info'],
   ];
 }
 
@@ -123,18 +142,16 @@ interface Measured extends LoadResult {
   postgresCpuMs: number;
 }
 
-async function measure(server: BenchServer, path: string): Promise<Measured> {
+async function measure(server: BenchServer, database: string, path: string): Promise<Measured> {
   const before = cpuSnapshot();
   const result = await runLoad(`${server.url}${path}`, {
     connections: args.connections,
     durationSeconds: args.duration,
   });
+  // The service's own processes and this database's backends only: the machine may be shared.
+  const service = processTree(server.child.pid!);
   const used = cpuSecondsByRole(before, cpuSnapshot(), (cmdline, pid) =>
-    pid === server.child.pid || cmdline.includes('bin/start.ts')
-      ? 'service'
-      : cmdline.startsWith('postgres')
-        ? 'postgres'
-        : undefined,
+    service.has(pid) ? 'service' : isBackendOf(cmdline, database) ? 'postgres' : undefined,
   );
   const perRequest = (role: string) =>
     result.requests > 0 ? Math.round(((used.get(role) ?? 0) * 1000 * 100) / result.requests) / 100 : 0;
@@ -158,7 +175,7 @@ async function main() {
       const measured = new Map<string, Measured>();
       for (const [j, [label, path]] of set.entries()) {
         log(`${size.label}: ${label}…`);
-        const result = await measure(server, path);
+        const result = await measure(server, size.database, path);
         if (result.non2xx + result.errors > 0) log(`  ${result.non2xx} non-2xx, ${result.errors} errors`);
         measured.set(labels[j] ?? label, result);
       }
@@ -171,6 +188,8 @@ async function main() {
   const rows = labels.map((label) => {
     const [s, l] = [results[0]!.get(label), results[1]!.get(label)];
     const ratio = s && l && s.p99 > 0 ? Math.round((l.p99 / s.p99) * 100) / 100 : '—';
+    const cpu = (m: Measured) => m.serviceCpuMs + m.postgresCpuMs;
+    const cpuRatio = s && l && cpu(s) > 0 ? Math.round((cpu(l) / cpu(s)) * 100) / 100 : '—';
     return [
       label,
       s?.requestsPerSecond ?? '—',
@@ -180,7 +199,9 @@ async function main() {
       l?.p50 ?? '—',
       l?.p99 ?? '—',
       ratio,
+      s ? `${s.serviceCpuMs} / ${s.postgresCpuMs}` : '—',
       l ? `${l.serviceCpuMs} / ${l.postgresCpuMs}` : '—',
+      cpuRatio,
     ];
   });
   const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
@@ -201,7 +222,9 @@ async function main() {
           'p50 ms',
           'p99 ms',
           'p99 ratio large/small',
+          'CPU ms/req service / PostgreSQL (small)',
           'CPU ms/req service / PostgreSQL (large)',
+          'CPU ratio large/small',
         ],
         rows,
       ),
