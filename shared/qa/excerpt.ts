@@ -9,7 +9,8 @@ import stem from 'wink-porter2-stemmer';
  * Cut here rather than by PostgreSQL's ts_headline: ts_headline parses and stems every word of every page row
  * inside the database, which was half of PostgreSQL's CPU per search. Here only the words that could match are
  * stemmed, with Porter2, the stemmer of PostgreSQL's `english` configuration, against the lexemes PostgreSQL made
- * of the query, so the marked words are the ones the search matched on.
+ * of the query; a word the query itself contains is marked whatever its stem (another PostgreSQL version's stemmer
+ * may differ on a few words), and stop words never are (PostgreSQL gives them no lexeme).
  */
 
 /** Words per fragment, and fragments per excerpt (ts_headline's MaxWords and MaxFragments as they were). */
@@ -18,6 +19,23 @@ const MAX_FRAGMENTS = 2;
 // A fragment starts a few words before its first match, so the match is read in its sentence.
 const LEAD_WORDS = 6;
 const FRAGMENT_DELIMITER = ' ... ';
+// Text without a single word (punctuation only) is shown up to this many characters.
+const WORDLESS_CHARS = 200;
+// Porter2 takes at most a few letters off a word, and its cost grows with the square of the word's length: a longer
+// word is only compared as it is.
+const MAX_STEMMED_LENGTH = 64;
+
+// PostgreSQL's english stop words (tsearch_data/english.stop): never lexemes, so never matched.
+const STOP_WORDS = new Set(
+  (
+    'i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers ' +
+    'herself it its itself they them their theirs themselves what which who whom this that these those am is are ' +
+    'was were be been being have has had having do does did doing a an the and but if or because as until while ' +
+    'of at by for with about against between into through during before after above below to from up down in out ' +
+    'on off over under again further then once here there when where why how all any both each few more most ' +
+    'other some such no nor not only own same so than too very s t can will just don should now'
+  ).split(' '),
+);
 
 const escapeHtml = (text: string): string =>
   !/[&<>"']/.test(text)
@@ -27,16 +45,17 @@ const escapeHtml = (text: string): string =>
         (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
       );
 
-// A word as PostgreSQL's parser sees one for stemming: letters and digits, possibly joined by an apostrophe.
-const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)*/gu;
+// A token as PostgreSQL's parser keeps one whole (a decimal, a version, a host, a hyphenated word): runs of letters
+// and digits joined by single punctuation marks. Its parts are the runs.
+const TOKEN = /[\p{L}\p{N}]+(?:[.'’_\-/@][\p{L}\p{N}]+)*/gu;
+const PART = /[\p{L}\p{N}]+/gu;
+const DIGIT = /\p{N}/u;
+// Runs of whitespace and control characters (no text a reader should get, nor valid in XML): one space each.
+// eslint-disable-next-line no-control-regex
+const BLANKS = /[\s\u0000-\u001f\u007f]+/g;
 
-interface Word {
-  start: number;
-  end: number;
-  matched: boolean;
-}
-
-// Porter2 keeps a word's first two letters, but for a "y" it may turn into "i" (dying → die, cry → cri).
+// Porter2 keeps a word's first two letters but for "dying", "lying" and "tying" (die, lie, tie): compared with
+// every "y" read as "i".
 const opening = (word: string): string => {
   const [a = '', b = ''] = word;
   return (a === 'y' ? 'i' : a) + (b === 'y' ? 'i' : b);
@@ -54,51 +73,83 @@ function stemOf(word: string): string {
   return stemmed;
 }
 
-/** Matches a lower-case word against the query's lexemes; only words that open like a lexeme are stemmed. */
-function matcher(lexemes: readonly string[]): (word: string) => boolean {
+/** The lower-case words of a search text that it asks for (not the `-excluded` ones). */
+function queryWords(query: string): string[] {
+  return query
+    .toLowerCase()
+    .split(/\s+/)
+    .filter((w) => !w.startsWith('-'))
+    .flatMap((w) => w.match(TOKEN) ?? []);
+}
+
+/** Whether a lower-case token or part matches: as it is, or (a word of letters) by its Porter2 stem. */
+function matcher(lexemes: readonly string[], query: string): (word: string) => boolean {
   const terms = new Set(lexemes);
+  const exact = new Set([...lexemes, ...queryWords(query)]);
   const openings = new Set(lexemes.map(opening));
   return (word) => {
-    if (!openings.has(opening(word))) return false;
-    const plain = word.replace(/’/g, "'");
-    return terms.has(plain) || terms.has(stemOf(plain));
+    if (STOP_WORDS.has(word)) return false;
+    if (exact.has(word)) return true;
+    if (word.length > MAX_STEMMED_LENGTH || DIGIT.test(word) || !openings.has(opening(word))) return false;
+    return terms.has(stemOf(word.replace(/’/g, "'")));
   };
 }
 
-/** Start and end word index (exclusive) of each fragment: windows led by the first match they hold. */
+interface Word {
+  start: number;
+  end: number;
+  /** The spans to mark: the whole token, or the parts of it that match. */
+  marks: [number, number][];
+}
+
+/** The text's tokens, each with what of it matches. */
+function tokens(plain: string, matches: (word: string) => boolean): Word[] {
+  const words: Word[] = [];
+  for (const token of plain.matchAll(TOKEN)) {
+    const start = token.index;
+    const end = start + token[0].length;
+    const lower = token[0].toLowerCase();
+    const marks: [number, number][] = [];
+    if (matches(lower)) marks.push([start, end]);
+    else if (lower.length > 1 && /[^\p{L}\p{N}]/u.test(lower)) {
+      for (const part of token[0].matchAll(PART)) {
+        if (matches(part[0].toLowerCase()))
+          marks.push([start + part.index, start + part.index + part[0].length]);
+      }
+    }
+    words.push({ start, end, marks });
+  }
+  return words;
+}
+
+/**
+ * Start and end word index (exclusive) of each fragment: windows led by the first match they hold. A fragment that
+ * would start where the previous one ends continues it instead.
+ */
 function fragments(words: readonly Word[]): [number, number][] {
   const found: [number, number][] = [];
   let from = 0;
   while (found.length < MAX_FRAGMENTS) {
-    const next = words.findIndex((w, i) => i >= from && w.matched);
+    const next = words.findIndex((w, i) => i >= from && w.marks.length > 0);
     if (next < 0) break;
     const start = Math.max(from, next - LEAD_WORDS);
     const end = Math.min(words.length, start + FRAGMENT_WORDS);
-    found.push([start, end]);
+    const previous = found.at(-1);
+    if (previous && previous[1] === start) previous[1] = end;
+    else found.push([start, end]);
     from = end;
   }
   return found.length > 0 ? found : [[0, Math.min(words.length, FRAGMENT_WORDS)]];
 }
 
 /**
- * The excerpt of `text` (a prefix of the post's plain text: tags stripped, entities as stored) for a search whose
- * query PostgreSQL turned into `lexemes` (to_tsvector of the query text).
+ * The excerpt of `text` (a prefix of the post's plain text: tags stripped, entities as stored) for the search `query`,
+ * whose lexemes PostgreSQL gave (to_tsvector of the query text).
  */
-export function excerptOf(text: string, lexemes: readonly string[]): string {
-  const plain = decodeHTML(text).replace(/\s+/g, ' ').trim();
-  // Lower-cased once; a character whose lower case is longer (rare) puts the words' offsets out, so then per word.
-  const lower = plain.toLowerCase();
-  const lowerOf =
-    lower.length === plain.length ? (start: number, end: number) => lower.slice(start, end) : null;
-  const matches = matcher(lexemes);
-  const words: Word[] = [];
-  WORD.lastIndex = 0;
-  for (let m = WORD.exec(plain); m; m = WORD.exec(plain)) {
-    const start = m.index;
-    const end = start + m[0].length;
-    words.push({ start, end, matched: matches(lowerOf ? lowerOf(start, end) : m[0].toLowerCase()) });
-  }
-  if (words.length === 0) return escapeHtml(plain.slice(0, 200));
+export function excerptOf(text: string, lexemes: readonly string[], query: string): string {
+  const plain = decodeHTML(text).replace(BLANKS, ' ').trim();
+  const words = tokens(plain, matcher(lexemes, query));
+  if (words.length === 0) return escapeHtml(Array.from(plain).slice(0, WORDLESS_CHARS).join(''));
   return fragments(words)
     .map(([first, last]) => {
       // The text's own start and end keep what precedes its first word and follows its last.
@@ -106,10 +157,10 @@ export function excerptOf(text: string, lexemes: readonly string[]): string {
       const end = last === words.length ? plain.length : words[last - 1]!.end;
       let html = '';
       for (let i = first; i < last; i++) {
-        const word = words[i]!;
-        if (!word.matched) continue;
-        html += `${escapeHtml(plain.slice(at, word.start))}<mark>${escapeHtml(plain.slice(word.start, word.end))}</mark>`;
-        at = word.end;
+        for (const [from, to] of words[i]!.marks) {
+          html += `${escapeHtml(plain.slice(at, from))}<mark>${escapeHtml(plain.slice(from, to))}</mark>`;
+          at = to;
+        }
       }
       return html + escapeHtml(plain.slice(at, end));
     })

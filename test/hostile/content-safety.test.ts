@@ -89,7 +89,7 @@ describe('content safety', () => {
   });
 
   it('decodes every entity in search excerpts, then escapes', () => {
-    expect(excerptOf('Mash at 67&deg;C &mdash; hops &amp; malt &lt;b&gt;', ['hop'])).toBe(
+    expect(excerptOf('Mash at 67&deg;C &mdash; hops &amp; malt &lt;b&gt;', ['hop'], 'hops')).toBe(
       'Mash at 67°C — <mark>hops</mark> &amp; malt &lt;b&gt;',
     );
   });

@@ -82,6 +82,9 @@ describe('search statements', () => {
       const [a, b] = [await onServer.search(params), await embedded.search(params)];
       expect(b, `${q} ${type} page ${page}`).toEqual(a);
     }
+    // Both give the lexemes the excerpts are marked by (PGlite as an array too).
+    const [hit] = (await embedded.search({ q: 'scorching', type: 'questions', page: 1, limit: 20 })).results;
+    expect(hit).toMatchObject({ excerpt: expect.stringContaining('<mark>scorches</mark>') });
     // The fixture is large enough that the bound on candidates shows.
     const bounded = await onServer.search({ q: 'kettle', type: 'questions', page: 1, limit: 20 });
     expect(bounded.pagination.total_items).toBe(CANDIDATES);

@@ -11,8 +11,8 @@ export interface QuestionHit {
   score: number;
   title: string;
   slug: string;
-  /** The repository's: a prefix of the plain text (tags stripped, entities as stored); the service's: safe HTML. */
-  excerpt: string;
+  /** The start of the body's plain text (tags stripped, entities as stored), to cut the excerpt from. */
+  text: string;
   votes: number;
   answers_count: number;
   has_accepted: boolean;
@@ -27,7 +27,8 @@ export interface AnswerHit {
   question_id: number;
   question_title: string;
   question_slug: string;
-  excerpt: string;
+  /** As QuestionHit's. */
+  text: string;
   votes: number;
   is_accepted: boolean;
   created_at: string;
@@ -97,13 +98,13 @@ const CANDIDATE_SQL = {
 // excerpt is cut from.
 const HYDRATE_SQL = {
   question: `SELECT p.type, p.id, p.score, json_build_object('type', 'question', 'id', q.id, 'score', p.score,
-               'title', q.title, 'slug', q.slug, 'excerpt', ${excerptText('q.content')}, 'votes', q.votes,
+               'title', q.title, 'slug', q.slug, 'text', ${excerptText('q.content')}, 'votes', q.votes,
                'answers_count', q.answers_count, 'has_accepted', q.has_accepted, 'tags', q.tag_names,
                'created_at', ${iso('q.created_at')}) AS hit
              FROM page p JOIN questions q ON q.id = p.id WHERE p.type = 'question'`,
   answer: `SELECT p.type, p.id, p.score, json_build_object('type', 'answer', 'id', a.id, 'score', p.score,
              'question_id', a.question_id, 'question_title', q.title, 'question_slug', q.slug,
-             'excerpt', ${excerptText('a.content')}, 'votes', a.votes, 'is_accepted', a.is_accepted,
+             'text', ${excerptText('a.content')}, 'votes', a.votes, 'is_accepted', a.is_accepted,
              'created_at', ${iso('a.created_at')}) AS hit
            FROM page p JOIN answers a ON a.id = p.id JOIN questions q ON q.id = a.question_id WHERE p.type = 'answer'`,
   user: `SELECT p.type, p.id, p.score, json_build_object('type', 'user', 'id', u.id, 'score', p.score,
