@@ -34,6 +34,16 @@ describe('related, linked and similar questions', () => {
     return res.json().data;
   };
 
+  it('related: looks questions up by their rarest words, so an old one sharing a rare word beats many new common ones', async () => {
+    const old = await ask('Kveik pitched warm: is that fine?', ['yeast']);
+    // More newer questions share the common words than any one word's lookup takes (MATCHES_PER_TERM).
+    for (let i = 0; i < 160; i++)
+      await ask(`Pitched yeast warm, batch number ${i}: is that fine?`, ['yeast']);
+    const source = await ask('Kveik yeast pitched warm', ['yeast']);
+    const { questions } = await get(`/api/questions/${source.id}/related`);
+    expect(questions[0].id).toBe(old.id);
+  });
+
   it('related: text similarity first, shared tags break near ties; never the question itself', async () => {
     const source = await ask('How long should a stout ferment at cold temperature?', ['stout', 'yeast']);
     const sameTags = await ask('How long does a stout ferment when the temperature is cold?', [
