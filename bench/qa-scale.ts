@@ -21,7 +21,7 @@ import { COMMON_WORD } from '../shared/demo/topics.js';
 import { parseBenchArgs } from './lib/args.js';
 import { cpuSecondsByRole, cpuSnapshot, isBackendOf, processTree } from './lib/cpu.js';
 import { runLoad, type LoadResult } from './lib/load.js';
-import { benchDatabaseUrl, recreateDatabase } from './lib/postgres.js';
+import { benchDatabaseUrl, recreateDatabase, waitUntilIdle } from './lib/postgres.js';
 import { startUncachedQa, type BenchServer } from './lib/processes.js';
 import { markdownTable } from './lib/table.js';
 
@@ -148,6 +148,7 @@ async function measure(server: BenchServer, database: string, path: string): Pro
     connections: args.connections,
     durationSeconds: args.duration,
   });
+  await waitUntilIdle(database);
   // The service's own processes and this database's backends only: the machine may be shared.
   const service = processTree(server.child.pid!);
   const used = cpuSecondsByRole(before, cpuSnapshot(), (cmdline, pid) =>

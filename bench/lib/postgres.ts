@@ -16,6 +16,23 @@ export async function withSql<T>(url: string, fn: (sql: postgres.Sql) => Promise
   }
 }
 
+/**
+ * Waits (up to a minute) until no statement runs on `database`: a load run ends with its last requests still being
+ * executed, and their cost belongs to that run, not to the next one measured.
+ */
+export async function waitUntilIdle(database: string): Promise<void> {
+  await withSql(ADMIN_URL, async (sql) => {
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      const [row] = await sql<{ n: number }[]>`
+        SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = ${database} AND state = 'active' AND pid <> pg_backend_pid()`;
+      if (!row?.n) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  });
+}
+
 function checkName(name: string): void {
   if (!/^[a-z0-9_]+$/.test(name)) throw new Error(`unsafe database name ${name}`);
 }

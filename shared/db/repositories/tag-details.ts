@@ -88,11 +88,14 @@ export function tagDetailsRepository(db: Db) {
         answer_count: number;
       }>(
         db,
+        // The page of authors is chosen before users are joined: joined first, PostgreSQL hashed every user of the
+        // site to order all the tag's authors.
         sql`SELECT u.id, u.username, u.display_name, u.avatar, u.reputation, s.answer_score, s.answer_count
             FROM (SELECT author_id, sum(votes)::int AS answer_score, count(*)::int AS answer_count
-                  FROM (${answers}) a GROUP BY author_id) s
+                  FROM (${answers}) a GROUP BY author_id
+                  ORDER BY answer_score DESC, answer_count DESC, author_id ASC LIMIT ${limit}) s
             JOIN users u ON u.id = s.author_id
-            ORDER BY s.answer_score DESC, s.answer_count DESC, u.id ASC LIMIT ${limit}`,
+            ORDER BY s.answer_score DESC, s.answer_count DESC, u.id ASC`,
       );
       return found.map(({ answer_score, answer_count, ...user }) => ({ user, answer_score, answer_count }));
     },
