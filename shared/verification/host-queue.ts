@@ -173,7 +173,34 @@ export interface HostPush {
   items: readonly HostWorkItem[];
 }
 
-type Reply = [Error | null, unknown];
+type ScriptArg = string | number;
+type HostScript<T> = (...args: ScriptArg[]) => Promise<T>;
+
+/** The scripts as commands of the connection (ioredis defineCommand): EVALSHA, the script text only once per socket. */
+interface HostScripts {
+  agoraHostWorkPush: HostScript<number>;
+  agoraHostWorkTake: HostScript<string[]>;
+  agoraHostWorkRestore: HostScript<number>;
+  agoraHostWorkRelease: HostScript<number>;
+  agoraHostWorkUnclaim: HostScript<number>;
+  agoraHostWorkRenew: HostScript<number>;
+  agoraHostWorkDone: HostScript<number>;
+}
+
+const SCRIPTS: Record<keyof HostScripts, { lua: string; numberOfKeys: number }> = {
+  agoraHostWorkPush: { lua: PUSH, numberOfKeys: 2 },
+  agoraHostWorkTake: { lua: TAKE, numberOfKeys: 5 },
+  agoraHostWorkRestore: { lua: RESTORE, numberOfKeys: 4 },
+  agoraHostWorkRelease: { lua: RELEASE, numberOfKeys: 4 },
+  agoraHostWorkUnclaim: { lua: UNCLAIM, numberOfKeys: 2 },
+  agoraHostWorkRenew: { lua: RENEW, numberOfKeys: 1 },
+  agoraHostWorkDone: { lua: DONE, numberOfKeys: 1 },
+};
+
+function defineHostScripts(redis: RedisClient): HostScripts {
+  for (const [name, definition] of Object.entries(SCRIPTS)) redis.defineCommand(name, definition);
+  return redis as unknown as HostScripts;
+}
 
 export function createHostQueue(opts: HostQueueOptions) {
   const { redis } = opts;
@@ -187,33 +214,29 @@ export function createHostQueue(opts: HostQueueOptions) {
     claimed: `${hostKey(host)}:claimed`,
     owner: `${hostKey(host)}:owner`,
   });
-  const failure = (replies: Reply[] | null): Error | undefined =>
-    replies?.find(([err]) => err)?.[0] ?? undefined;
+  const scripts = defineHostScripts(redis);
 
   /**
-   * Adds requesters' items to their hosts' pending work, in one round trip (one script per host and lane). For each
-   * push, true when it found no host job claiming the host: the caller must add the host's job.
+   * Adds requesters' items to their hosts' pending work (one script per host and lane; on an auto-pipelined
+   * connection they leave with every other command of the same turn of the event loop). For each push, true when it
+   * found no host job claiming the host: the caller must add the host's job.
    */
   async function pushAll(pushes: readonly HostPush[]): Promise<boolean[]> {
-    const pipeline = redis.pipeline();
-    for (const { host, lane, items } of pushes) {
-      const k = keys(host);
-      pipeline.eval(
-        PUSH,
-        2,
-        k[lane],
-        k.claimed,
-        opts.keyTtlMs,
-        opts.claimTtlMs,
-        wakeChannel,
-        host,
-        ...items.map((i) => JSON.stringify(i)),
-      );
-    }
-    const replies = (await pipeline.exec()) as Reply[] | null;
-    const err = failure(replies);
-    if (err) throw err;
-    return (replies ?? []).map(([, claimedNow]) => claimedNow === 1);
+    const claimed = await Promise.all(
+      pushes.map(({ host, lane, items }) => {
+        const k = keys(host);
+        return scripts.agoraHostWorkPush(
+          k[lane],
+          k.claimed,
+          opts.keyTtlMs,
+          opts.claimTtlMs,
+          wakeChannel,
+          host,
+          ...items.map((i) => JSON.stringify(i)),
+        );
+      }),
+    );
+    return claimed.map((claimedNow) => claimedNow === 1);
   }
 
   return {
@@ -231,9 +254,7 @@ export function createHostQueue(opts: HostQueueOptions) {
      */
     async restore(host: string, job: string): Promise<number | null> {
       const k = keys(host);
-      const moved = (await redis.eval(
-        RESTORE,
-        4,
+      const moved = await scripts.agoraHostWorkRestore(
         k.inFlight,
         k.sync,
         k.claimed,
@@ -241,13 +262,13 @@ export function createHostQueue(opts: HostQueueOptions) {
         opts.keyTtlMs,
         opts.claimTtlMs,
         job,
-      )) as number;
+      );
       return moved < 0 ? null : moved;
     },
 
     /** Keeps `job` the host's owner for another claimTtlMs; false: another job owns it now. */
     async renew(host: string, job: string): Promise<boolean> {
-      return ((await redis.eval(RENEW, 1, keys(host).owner, job, opts.claimTtlMs)) as number) === 1;
+      return (await scripts.agoraHostWorkRenew(keys(host).owner, job, opts.claimTtlMs)) === 1;
     },
 
     /** Pending items, both lanes. */
@@ -263,9 +284,7 @@ export function createHostQueue(opts: HostQueueOptions) {
     /** A share of the pending work, moved to in flight; none for a job that no longer owns the host. */
     async take(host: string, job: string, limits: TakeLimits): Promise<TakenItem[]> {
       const k = keys(host);
-      const raws = (await redis.eval(
-        TAKE,
-        5,
+      const raws = await scripts.agoraHostWorkTake(
         k.sync,
         k.list,
         k.inFlight,
@@ -277,7 +296,7 @@ export function createHostQueue(opts: HostQueueOptions) {
         opts.keyTtlMs,
         opts.claimTtlMs,
         job,
-      )) as string[];
+      );
       return raws.map((raw) => ({ raw, item: JSON.parse(raw) as HostWorkItem }));
     },
 
@@ -287,19 +306,19 @@ export function createHostQueue(opts: HostQueueOptions) {
      */
     async release(host: string, job: string): Promise<boolean> {
       const k = keys(host);
-      return ((await redis.eval(RELEASE, 4, k.sync, k.list, k.claimed, k.owner, job)) as number) === 1;
+      return (await scripts.agoraHostWorkRelease(k.sync, k.list, k.claimed, k.owner, job)) === 1;
     },
 
     /** Drops `job`'s claim and ownership whatever is pending (a job ending early): the next push adds a job. */
     async unclaim(host: string, job: string): Promise<void> {
       const k = keys(host);
-      await redis.eval(UNCLAIM, 2, k.claimed, k.owner, job);
+      await scripts.agoraHostWorkUnclaim(k.claimed, k.owner, job);
     },
 
     /** Items answered (or dropped): off the in-flight list. */
     async done(host: string, taken: readonly TakenItem[]): Promise<void> {
       if (taken.length === 0) return;
-      await redis.eval(DONE, 1, keys(host).inFlight, ...taken.map((t) => t.raw));
+      await scripts.agoraHostWorkDone(keys(host).inFlight, ...taken.map((t) => t.raw));
     },
   };
 }
