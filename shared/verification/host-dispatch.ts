@@ -136,8 +136,14 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
   const pushListeners = new Map<string, Set<() => void>>();
   const subscriber = workerConnection ? duplicateConnection(opts.redis, BLOCKING_CONNECTION) : null;
   subscriber?.on('error', () => {}); // reconnects and resubscribes by itself; meanwhile lingers end by time
+  // One lingering lane per announcement: a lane that finds more than its share waiting wakes another of its job
+  // (host-drainer.ts), so a push of a few items costs one take, not one per lane.
   subscriber?.on('message', (_channel: string, host: string) => {
-    for (const listener of pushListeners.get(host) ?? []) listener();
+    const listeners = pushListeners.get(host);
+    const first = listeners?.values().next().value;
+    if (!first) return;
+    listeners!.delete(first);
+    first();
   });
   void subscriber?.subscribe(hostWakeChannel(opts.keyPrefix)).catch(() => {});
 

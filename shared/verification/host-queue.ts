@@ -76,23 +76,27 @@ end
 `;
 
 // Takes a share of the waiting work, synchronous first, into the in-flight list: one step, so no item is ever
-// neither pending nor in flight. Refreshes the host job's claim and ownership; takes nothing for a job that lost it.
+// neither pending nor in flight. First removes the items the lane has answered since its last take (ARGV[7…]: their
+// replies were sent before this call), sparing a round trip of their own. Refreshes the host job's claim and
+// ownership; takes nothing for a job that lost it. Returns what is still waiting after the take, then the items.
 const TAKE = `${OWN}
-if not own(KEYS[5], ARGV[6], ARGV[5]) then return {} end
+for i = 7, #ARGV do redis.call('LREM', KEYS[3], 1, ARGV[i]) end
+if not own(KEYS[5], ARGV[6], ARGV[5]) then return {0} end
 redis.call('SET', KEYS[4], '1', 'PX', ARGV[5])
 local waiting = redis.call('LLEN', KEYS[1]) + redis.call('LLEN', KEYS[2])
-if waiting == 0 then return {} end
+if waiting == 0 then return {0} end
 local n = math.ceil(waiting / tonumber(ARGV[3]))
 n = math.min(tonumber(ARGV[1]), math.max(tonumber(ARGV[2]), n))
-local taken = {}
+local out = {0}
 for i = 1, n do
   local item = redis.call('LMOVE', KEYS[1], KEYS[3], 'LEFT', 'RIGHT')
   if not item then item = redis.call('LMOVE', KEYS[2], KEYS[3], 'LEFT', 'RIGHT') end
   if not item then break end
-  taken[#taken + 1] = item
+  out[#out + 1] = item
 end
 redis.call('PEXPIRE', KEYS[3], ARGV[4])
-return taken
+out[1] = waiting - (#out - 1)
+return out
 `;
 
 // A dead attempt's in-flight items back to the front of the synchronous list, in their order; the starting attempt
@@ -179,7 +183,7 @@ type HostScript<T> = (...args: ScriptArg[]) => Promise<T>;
 /** The scripts as commands of the connection (ioredis defineCommand): EVALSHA, the script text only once per socket. */
 interface HostScripts {
   agoraHostWorkPush: HostScript<number>;
-  agoraHostWorkTake: HostScript<string[]>;
+  agoraHostWorkTake: HostScript<[number, ...string[]]>;
   agoraHostWorkRestore: HostScript<number>;
   agoraHostWorkRelease: HostScript<number>;
   agoraHostWorkUnclaim: HostScript<number>;
@@ -239,6 +243,34 @@ export function createHostQueue(opts: HostQueueOptions) {
     return claimed.map((claimedNow) => claimedNow === 1);
   }
 
+  /**
+   * Takes off the in-flight list the items `answered` (their replies sent), then a share of the pending work as
+   * `take` does, in one script; `waiting`: the items still pending after it (0 for a job that no longer owns the host).
+   */
+  async function next(
+    host: string,
+    job: string,
+    limits: TakeLimits,
+    answered: readonly TakenItem[],
+  ): Promise<{ taken: TakenItem[]; waiting: number }> {
+    const k = keys(host);
+    const [waiting, ...raws] = await scripts.agoraHostWorkTake(
+      k.sync,
+      k.list,
+      k.inFlight,
+      k.claimed,
+      k.owner,
+      limits.maxBatch,
+      limits.minBatch,
+      Math.max(1, limits.lanes),
+      opts.keyTtlMs,
+      opts.claimTtlMs,
+      job,
+      ...answered.map((t) => t.raw),
+    );
+    return { taken: raws.map((raw) => ({ raw, item: JSON.parse(raw) as HostWorkItem })), waiting };
+  }
+
   return {
     pushAll,
 
@@ -283,22 +315,10 @@ export function createHostQueue(opts: HostQueueOptions) {
 
     /** A share of the pending work, moved to in flight; none for a job that no longer owns the host. */
     async take(host: string, job: string, limits: TakeLimits): Promise<TakenItem[]> {
-      const k = keys(host);
-      const raws = await scripts.agoraHostWorkTake(
-        k.sync,
-        k.list,
-        k.inFlight,
-        k.claimed,
-        k.owner,
-        limits.maxBatch,
-        limits.minBatch,
-        Math.max(1, limits.lanes),
-        opts.keyTtlMs,
-        opts.claimTtlMs,
-        job,
-      );
-      return raws.map((raw) => ({ raw, item: JSON.parse(raw) as HostWorkItem }));
+      return (await next(host, job, limits, [])).taken;
     },
+
+    next,
 
     /**
      * Gives `job`'s claim and ownership up if nothing is pending (true); false: work arrived, the job must go on.
