@@ -49,6 +49,8 @@ export class SmtpSession {
   private waiter: { resolve: (r: SmtpReply) => void; reject: (e: SmtpError) => void } | null = null;
   // One reply timer per session, re-armed by each read (not a timer per command); it does nothing when no read waits.
   private timer: NodeJS.Timeout | null = null;
+  // The deadline the session is bound to now (the probe using it): its abort ends the session.
+  private signal: AbortSignal | undefined;
   // The command whose reply is awaited, for the timeout's message.
   private awaited = '';
   private readonly onTimeout = (): void => {
@@ -71,11 +73,12 @@ export class SmtpSession {
 
   private constructor(
     private readonly socket: net.Socket,
-    private opts: SmtpConnectOptions,
+    private readonly opts: SmtpConnectOptions,
   ) {
     this.stream = socket;
     this.attach(socket);
-    opts.signal?.addEventListener('abort', this.onAbort, { once: true });
+    this.signal = opts.signal;
+    this.signal?.addEventListener('abort', this.onAbort, { once: true });
   }
 
   /** Opens a TCP connection and reads the greeting (any code: the caller judges it). */
@@ -166,8 +169,8 @@ export class SmtpSession {
 
   /** Ties the session to another probe's deadline (a pooled session outlives the probe that opened it). */
   bindSignal(signal: AbortSignal | undefined): void {
-    this.opts.signal?.removeEventListener('abort', this.onAbort);
-    this.opts = { ...this.opts, signal };
+    this.signal?.removeEventListener('abort', this.onAbort);
+    this.signal = signal;
     signal?.addEventListener('abort', this.onAbort, { once: true });
     if (signal?.aborted) this.onAbort();
   }
@@ -197,7 +200,7 @@ export class SmtpSession {
 
   close(): void {
     if (this.timer) clearTimeout(this.timer);
-    this.opts.signal?.removeEventListener('abort', this.onAbort);
+    this.signal?.removeEventListener('abort', this.onAbort);
     this.fail(new SmtpError('closed', 'session closed'));
     this.stream.destroy();
   }
