@@ -41,7 +41,7 @@ import { loadConfig } from '../shared/config.js';
 import { startDnsServer, type Zone } from '../test/support/dns-server.js';
 import { startSlowSmtp } from '../test/verify-service/slow-smtp.js';
 import { parseBenchArgs } from './lib/args.js';
-import { cpuSecondsByRole, cpuSnapshot } from './lib/cpu.js';
+import { cpuSecondsByRole, cpuSnapshot, processTree } from './lib/cpu.js';
 import { benchDatabaseUrl, recreateDatabase } from './lib/postgres.js';
 import { BenchChildren, benchEnv, freePort, runScript, waitFor } from './lib/processes.js';
 import { deleteKeys, REDIS_URL } from './lib/redis.js';
@@ -84,14 +84,23 @@ const running = new Set<BenchChildren>();
 
 /** CPU time during the timed part, per role; "bench" is this process: the load, the mail world and DNS. */
 const CPU_ROLES = ['service', 'workers', 'bench', 'redis', 'postgres'] as const;
-const ROLE_PATTERNS: [role: string, cmdline: RegExp][] = [
-  ['service', /bin\/start\.ts/],
-  ['workers', /workers\/main\.ts/],
-  ['redis', /^redis-server/],
-  ['postgres', /(^|\/)postgres[: ]/],
+// Only this bench's own processes count: its children (service, workers), the Redis server on BENCH_REDIS_URL's port
+// and the PostgreSQL backends of its database, so that another bench or server on the machine is not mixed in.
+const REDIS_PORT = new URL(REDIS_URL).port || '6379';
+const ROLE_PATTERNS: [role: string, cmdline: RegExp, child: boolean][] = [
+  ['service', /bin\/start\.ts/, true],
+  ['workers', /workers\/main\.ts/, true],
+  ['redis', new RegExp(`^redis-server \\S*:${REDIS_PORT}(\\s|$)`), false],
+  ['postgres', new RegExp(`(^|/)postgres[: ].* ${DATABASE} `), false],
 ];
-const roleOf = (cmdline: string, pid: number): string | undefined =>
-  pid === process.pid ? 'bench' : ROLE_PATTERNS.find(([, pattern]) => pattern.test(cmdline))?.[0];
+const roleOfIn =
+  (children: Set<number>) =>
+  (cmdline: string, pid: number): string | undefined =>
+    pid === process.pid
+      ? 'bench'
+      : ROLE_PATTERNS.find(
+          ([, pattern, child]) => (!child || children.has(pid)) && pattern.test(cmdline),
+        )?.[0];
 
 /** Resolves once every worker process has registered on the verify queue, so their boot is not measured. */
 async function waitForWorkers(prefix: string, count: number): Promise<void> {
@@ -247,7 +256,7 @@ async function main(): Promise<void> {
     const started = performance.now();
     await postBatches(base, key, batches, INFLIGHT, statuses);
     const seconds = (performance.now() - started) / 1000;
-    const cpu = cpuSecondsByRole(cpuBefore, cpuSnapshot(), roleOf);
+    const cpu = cpuSecondsByRole(cpuBefore, cpuSnapshot(), roleOfIn(processTree(process.pid)));
     const cpuCell = CPU_ROLES.map((role) => (cpu.get(role) ?? 0).toFixed(1)).join(' / ');
 
     const stats = measured();

@@ -45,12 +45,10 @@ export function createFactCache<T extends NonNullable<unknown>>(
   }
 
   async function readShared(key: string): Promise<T | null> {
-    const [got, pttl] = (await opts.redis.pipeline().get(key).pttl(key).exec()) ?? [];
-    if (got?.[0]) throw got[0];
-    const raw = got?.[1] as string | null | undefined;
-    if (raw === null || raw === undefined) return null;
+    // Two plain commands, sent together on an auto-pipelined connection (the verifier's).
+    const [raw, leftMs] = await Promise.all([opts.redis.get(key), opts.redis.pttl(key)]);
+    if (raw === null) return null;
     const fact = codec.decode(raw);
-    const leftMs = Number(pttl?.[1]);
     if (leftMs > 0) local.set(key, fact, { ttl: Math.min(leftMs, localMaxMs) });
     return fact;
   }

@@ -28,7 +28,13 @@ import type { VerifierLogger } from './types.js';
  */
 
 export interface HostDispatchOptions {
+  /** The connection that the dispatch's own connections (blocking reads, BullMQ, pub/sub) are duplicated from. */
   redis: RedisClient;
+  /**
+   * The connection for the host work's scripts and the replies (default `redis`): auto-pipelined in the verifier, so
+   * that what every lane and request of this process sends in one turn of the event loop leaves in one write.
+   */
+  commands?: RedisClient;
   keyPrefix: string;
   /** BullMQ prefix of the verify-hosts queue (the deployment's QUEUE_PREFIX). */
   queuePrefix: string;
@@ -69,8 +75,9 @@ const EXPIRY_GRACE_MS = 1000;
 export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
   const { timers } = opts;
   const workTtlMs = timers.replyTimeoutMs + timers.jobLockMs;
+  const commands = opts.commands ?? opts.redis;
   const hostQueue = createHostQueue({
-    redis: opts.redis,
+    redis: commands,
     keyPrefix: opts.keyPrefix,
     keyTtlMs: workTtlMs,
     hostSlots: opts.hostSlots ?? false,
@@ -129,8 +136,14 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
   const pushListeners = new Map<string, Set<() => void>>();
   const subscriber = workerConnection ? duplicateConnection(opts.redis, BLOCKING_CONNECTION) : null;
   subscriber?.on('error', () => {}); // reconnects and resubscribes by itself; meanwhile lingers end by time
+  // One lingering lane per announcement: a lane that finds more than its share waiting wakes another of its job
+  // (host-drainer.ts), so a push of a few items costs one take, not one per lane.
   subscriber?.on('message', (_channel: string, host: string) => {
-    for (const listener of pushListeners.get(host) ?? []) listener();
+    const listeners = pushListeners.get(host);
+    const first = listeners?.values().next().value;
+    if (!first) return;
+    listeners!.delete(first);
+    first();
   });
   void subscriber?.subscribe(hostWakeChannel(opts.keyPrefix)).catch(() => {});
 
@@ -166,7 +179,7 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
       // Requesters that died with the dead attempt are re-run by the same stalled-job check that freed this job.
       takeoverLingerMs: timers.jobLockMs,
       nextPush,
-      send: (replies) => sendReplies(opts.redis, replies, workTtlMs),
+      send: (replies) => sendReplies(commands, replies, workTtlMs),
       signal: shutdown.signal,
     });
     if (report.ownedElsewhere) opts.logger?.debug({ host }, 'host owned by another live job');

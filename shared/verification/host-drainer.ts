@@ -84,28 +84,57 @@ export async function drainHost(host: string, deps: DrainDeps): Promise<DrainRep
   // Probes under way in this job, by address.
   const probing = new Map<string, Promise<HostReply>>();
 
+  // Lanes of this job lingering for work: a lane that takes its share while more waits wakes one of them (the
+  // announcement of a push wakes one lingering lane only, host-dispatch.ts).
+  const lingering = new Set<() => void>();
+  const wakeSibling = (): void => {
+    const wake = lingering.values().next().value;
+    if (wake) {
+      lingering.delete(wake);
+      wake();
+    }
+  };
+
   async function lane(): Promise<void> {
     let idleSince = Date.now();
-    while (!signal.aborted) {
-      // Listening before looking: a push between the look and the wait still wakes this lane.
-      const pushed = deps.nextPush(host);
-      const taken = await deps.queue.take(host, job, limits);
-      if (taken.length === 0) {
-        const left = lingerMs - (Date.now() - idleSince);
-        if (left <= 0) {
+    // Items answered (replies sent) whose removal from in-flight rides on the lane's next take.
+    let answered: TakenItem[] = [];
+    try {
+      while (!signal.aborted) {
+        // Listening before looking: a push between the look and the wait still wakes this lane.
+        const pushed = deps.nextPush(host);
+        let announced = false;
+        void pushed.promise.then(() => (announced = true));
+        const share = await deps.queue.next(host, job, limits, answered);
+        answered = [];
+        if (share.taken.length === 0) {
+          const left = lingerMs - (Date.now() - idleSince);
+          if (left <= 0) {
+            pushed.cancel();
+            return;
+          }
+          let wake = (): void => {};
+          const woken = new Promise<void>((resolve) => (wake = resolve));
+          lingering.add(wake);
+          await Promise.race([pushed.promise, woken, sleep(left, signal)]);
+          lingering.delete(wake);
           pushed.cancel();
-          return;
+          continue;
         }
-        await Promise.race([pushed.promise, sleep(left, signal)]);
         pushed.cancel();
-        continue;
+        // More than this share waits, or a push was announced to this lane while it was taking (it may have come
+        // after the take): a lingering lane looks too.
+        if (share.waiting > 0 || announced) wakeSibling();
+        await serve(share.taken);
+        answered = share.taken;
+        idleSince = Date.now();
       }
-      pushed.cancel();
-      await serve(taken);
-      idleSince = Date.now();
+    } finally {
+      if (answered.length > 0) await deps.queue.done(host, answered);
     }
   }
 
+  /** Probes one share or answers it from the cache, and sends its replies; the lane takes it off in-flight after. */
   async function serve(taken: TakenItem[]): Promise<void> {
     const now = Date.now();
     const live = taken.filter((t) => t.item.answerBy > now);
@@ -152,8 +181,8 @@ export async function drainHost(host: string, deps: DrainDeps): Promise<DrainRep
       if (answered && answered.size < ANSWERED_MAX)
         items.forEach((item, k) => answered.set(item.address, { reply: found[k]!, at: Date.now() }));
     }
-    // Both written at once (one round trip); Redis runs them in order, so an item leaves in-flight after its reply.
-    await Promise.all([deps.send(replies), deps.queue.done(host, taken)]);
+    // The replies first: the share leaves in-flight only once they are written (with the lane's next take).
+    await deps.send(replies);
     report.answered += replies.length;
   }
 

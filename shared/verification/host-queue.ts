@@ -76,23 +76,27 @@ end
 `;
 
 // Takes a share of the waiting work, synchronous first, into the in-flight list: one step, so no item is ever
-// neither pending nor in flight. Refreshes the host job's claim and ownership; takes nothing for a job that lost it.
+// neither pending nor in flight. First removes the items the lane has answered since its last take (ARGV[7…]: their
+// replies were sent before this call), sparing a round trip of their own. Refreshes the host job's claim and
+// ownership; takes nothing for a job that lost it. Returns what is still waiting after the take, then the items.
 const TAKE = `${OWN}
-if not own(KEYS[5], ARGV[6], ARGV[5]) then return {} end
+for i = 7, #ARGV do redis.call('LREM', KEYS[3], 1, ARGV[i]) end
+if not own(KEYS[5], ARGV[6], ARGV[5]) then return {0} end
 redis.call('SET', KEYS[4], '1', 'PX', ARGV[5])
 local waiting = redis.call('LLEN', KEYS[1]) + redis.call('LLEN', KEYS[2])
-if waiting == 0 then return {} end
+if waiting == 0 then return {0} end
 local n = math.ceil(waiting / tonumber(ARGV[3]))
 n = math.min(tonumber(ARGV[1]), math.max(tonumber(ARGV[2]), n))
-local taken = {}
+local out = {0}
 for i = 1, n do
   local item = redis.call('LMOVE', KEYS[1], KEYS[3], 'LEFT', 'RIGHT')
   if not item then item = redis.call('LMOVE', KEYS[2], KEYS[3], 'LEFT', 'RIGHT') end
   if not item then break end
-  taken[#taken + 1] = item
+  out[#out + 1] = item
 end
 redis.call('PEXPIRE', KEYS[3], ARGV[4])
-return taken
+out[1] = waiting - (#out - 1)
+return out
 `;
 
 // A dead attempt's in-flight items back to the front of the synchronous list, in their order; the starting attempt
@@ -173,7 +177,34 @@ export interface HostPush {
   items: readonly HostWorkItem[];
 }
 
-type Reply = [Error | null, unknown];
+type ScriptArg = string | number;
+type HostScript<T> = (...args: ScriptArg[]) => Promise<T>;
+
+/** The scripts as commands of the connection (ioredis defineCommand): EVALSHA, the script text only once per socket. */
+interface HostScripts {
+  agoraHostWorkPush: HostScript<number>;
+  agoraHostWorkTake: HostScript<[number, ...string[]]>;
+  agoraHostWorkRestore: HostScript<number>;
+  agoraHostWorkRelease: HostScript<number>;
+  agoraHostWorkUnclaim: HostScript<number>;
+  agoraHostWorkRenew: HostScript<number>;
+  agoraHostWorkDone: HostScript<number>;
+}
+
+const SCRIPTS: Record<keyof HostScripts, { lua: string; numberOfKeys: number }> = {
+  agoraHostWorkPush: { lua: PUSH, numberOfKeys: 2 },
+  agoraHostWorkTake: { lua: TAKE, numberOfKeys: 5 },
+  agoraHostWorkRestore: { lua: RESTORE, numberOfKeys: 4 },
+  agoraHostWorkRelease: { lua: RELEASE, numberOfKeys: 4 },
+  agoraHostWorkUnclaim: { lua: UNCLAIM, numberOfKeys: 2 },
+  agoraHostWorkRenew: { lua: RENEW, numberOfKeys: 1 },
+  agoraHostWorkDone: { lua: DONE, numberOfKeys: 1 },
+};
+
+function defineHostScripts(redis: RedisClient): HostScripts {
+  for (const [name, definition] of Object.entries(SCRIPTS)) redis.defineCommand(name, definition);
+  return redis as unknown as HostScripts;
+}
 
 export function createHostQueue(opts: HostQueueOptions) {
   const { redis } = opts;
@@ -187,33 +218,57 @@ export function createHostQueue(opts: HostQueueOptions) {
     claimed: `${hostKey(host)}:claimed`,
     owner: `${hostKey(host)}:owner`,
   });
-  const failure = (replies: Reply[] | null): Error | undefined =>
-    replies?.find(([err]) => err)?.[0] ?? undefined;
+  const scripts = defineHostScripts(redis);
 
   /**
-   * Adds requesters' items to their hosts' pending work, in one round trip (one script per host and lane). For each
-   * push, true when it found no host job claiming the host: the caller must add the host's job.
+   * Adds requesters' items to their hosts' pending work (one script per host and lane; on an auto-pipelined
+   * connection they leave with every other command of the same turn of the event loop). For each push, true when it
+   * found no host job claiming the host: the caller must add the host's job.
    */
   async function pushAll(pushes: readonly HostPush[]): Promise<boolean[]> {
-    const pipeline = redis.pipeline();
-    for (const { host, lane, items } of pushes) {
-      const k = keys(host);
-      pipeline.eval(
-        PUSH,
-        2,
-        k[lane],
-        k.claimed,
-        opts.keyTtlMs,
-        opts.claimTtlMs,
-        wakeChannel,
-        host,
-        ...items.map((i) => JSON.stringify(i)),
-      );
-    }
-    const replies = (await pipeline.exec()) as Reply[] | null;
-    const err = failure(replies);
-    if (err) throw err;
-    return (replies ?? []).map(([, claimedNow]) => claimedNow === 1);
+    const claimed = await Promise.all(
+      pushes.map(({ host, lane, items }) => {
+        const k = keys(host);
+        return scripts.agoraHostWorkPush(
+          k[lane],
+          k.claimed,
+          opts.keyTtlMs,
+          opts.claimTtlMs,
+          wakeChannel,
+          host,
+          ...items.map((i) => JSON.stringify(i)),
+        );
+      }),
+    );
+    return claimed.map((claimedNow) => claimedNow === 1);
+  }
+
+  /**
+   * Takes off the in-flight list the items `answered` (their replies sent), then a share of the pending work as
+   * `take` does, in one script; `waiting`: the items still pending after it (0 for a job that no longer owns the host).
+   */
+  async function next(
+    host: string,
+    job: string,
+    limits: TakeLimits,
+    answered: readonly TakenItem[],
+  ): Promise<{ taken: TakenItem[]; waiting: number }> {
+    const k = keys(host);
+    const [waiting, ...raws] = await scripts.agoraHostWorkTake(
+      k.sync,
+      k.list,
+      k.inFlight,
+      k.claimed,
+      k.owner,
+      limits.maxBatch,
+      limits.minBatch,
+      Math.max(1, limits.lanes),
+      opts.keyTtlMs,
+      opts.claimTtlMs,
+      job,
+      ...answered.map((t) => t.raw),
+    );
+    return { taken: raws.map((raw) => ({ raw, item: JSON.parse(raw) as HostWorkItem })), waiting };
   }
 
   return {
@@ -231,9 +286,7 @@ export function createHostQueue(opts: HostQueueOptions) {
      */
     async restore(host: string, job: string): Promise<number | null> {
       const k = keys(host);
-      const moved = (await redis.eval(
-        RESTORE,
-        4,
+      const moved = await scripts.agoraHostWorkRestore(
         k.inFlight,
         k.sync,
         k.claimed,
@@ -241,13 +294,13 @@ export function createHostQueue(opts: HostQueueOptions) {
         opts.keyTtlMs,
         opts.claimTtlMs,
         job,
-      )) as number;
+      );
       return moved < 0 ? null : moved;
     },
 
     /** Keeps `job` the host's owner for another claimTtlMs; false: another job owns it now. */
     async renew(host: string, job: string): Promise<boolean> {
-      return ((await redis.eval(RENEW, 1, keys(host).owner, job, opts.claimTtlMs)) as number) === 1;
+      return (await scripts.agoraHostWorkRenew(keys(host).owner, job, opts.claimTtlMs)) === 1;
     },
 
     /** Pending items, both lanes. */
@@ -262,24 +315,10 @@ export function createHostQueue(opts: HostQueueOptions) {
 
     /** A share of the pending work, moved to in flight; none for a job that no longer owns the host. */
     async take(host: string, job: string, limits: TakeLimits): Promise<TakenItem[]> {
-      const k = keys(host);
-      const raws = (await redis.eval(
-        TAKE,
-        5,
-        k.sync,
-        k.list,
-        k.inFlight,
-        k.claimed,
-        k.owner,
-        limits.maxBatch,
-        limits.minBatch,
-        Math.max(1, limits.lanes),
-        opts.keyTtlMs,
-        opts.claimTtlMs,
-        job,
-      )) as string[];
-      return raws.map((raw) => ({ raw, item: JSON.parse(raw) as HostWorkItem }));
+      return (await next(host, job, limits, [])).taken;
     },
+
+    next,
 
     /**
      * Gives `job`'s claim and ownership up if nothing is pending (true); false: work arrived, the job must go on.
@@ -287,19 +326,19 @@ export function createHostQueue(opts: HostQueueOptions) {
      */
     async release(host: string, job: string): Promise<boolean> {
       const k = keys(host);
-      return ((await redis.eval(RELEASE, 4, k.sync, k.list, k.claimed, k.owner, job)) as number) === 1;
+      return (await scripts.agoraHostWorkRelease(k.sync, k.list, k.claimed, k.owner, job)) === 1;
     },
 
     /** Drops `job`'s claim and ownership whatever is pending (a job ending early): the next push adds a job. */
     async unclaim(host: string, job: string): Promise<void> {
       const k = keys(host);
-      await redis.eval(UNCLAIM, 2, k.claimed, k.owner, job);
+      await scripts.agoraHostWorkUnclaim(k.claimed, k.owner, job);
     },
 
     /** Items answered (or dropped): off the in-flight list. */
     async done(host: string, taken: readonly TakenItem[]): Promise<void> {
       if (taken.length === 0) return;
-      await redis.eval(DONE, 1, keys(host).inFlight, ...taken.map((t) => t.raw));
+      await scripts.agoraHostWorkDone(keys(host).inFlight, ...taken.map((t) => t.raw));
     },
   };
 }

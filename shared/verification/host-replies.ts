@@ -25,7 +25,11 @@ const STREAM_MAX_ENTRIES = 10_000;
 // How long one blocking read waits before looking again whether the inbox was closed.
 const READ_BLOCK_MS = 1000;
 
-/** Sends replies, one stream entry per requester. */
+/**
+ * Sends replies, one stream entry per requester. Plain commands, not a pipeline of their own: on an auto-pipelined
+ * connection (host-dispatch.ts) they leave in the same write as everything else issued in this turn of the event
+ * loop, in the order issued.
+ */
 export async function sendReplies(
   redis: RedisClient,
   replies: readonly AddressedReply[],
@@ -34,18 +38,16 @@ export async function sendReplies(
   if (replies.length === 0) return;
   const byRequester = new Map<string, [string, HostReply][]>();
   for (const r of replies) {
-    const list = byRequester.get(r.replyTo) ?? [];
-    list.push([r.ticket, r.reply]);
-    byRequester.set(r.replyTo, list);
+    const list = byRequester.get(r.replyTo);
+    if (list) list.push([r.ticket, r.reply]);
+    else byRequester.set(r.replyTo, [[r.ticket, r.reply]]);
   }
-  const pipeline = redis.pipeline();
+  const sent: Promise<unknown>[] = [];
   for (const [stream, entries] of byRequester) {
-    pipeline.xadd(stream, 'MAXLEN', '~', STREAM_MAX_ENTRIES, '*', 'r', JSON.stringify(entries));
-    pipeline.pexpire(stream, ttlMs);
+    sent.push(redis.xadd(stream, 'MAXLEN', '~', STREAM_MAX_ENTRIES, '*', 'r', JSON.stringify(entries)));
+    sent.push(redis.pexpire(stream, ttlMs));
   }
-  const results = (await pipeline.exec()) ?? [];
-  const failed = results.find(([err]) => err);
-  if (failed?.[0]) throw failed[0];
+  await Promise.all(sent);
 }
 
 export interface ReplyInbox {

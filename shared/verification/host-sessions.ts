@@ -54,6 +54,8 @@ export function createHostSessions(opts: HostSessionsOptions): SessionPool {
   const waiting = new Map<string, (() => void)[]>();
   const shutdown = new AbortController();
   const retiring = new Set<Promise<void>>();
+  // Sessions handed to probes and not given back yet: close() ends them.
+  const lent = new Set<Entry>();
   let closed = false;
 
   const usable = (e: Entry): boolean =>
@@ -94,7 +96,6 @@ export function createHostSessions(opts: HostSessionsOptions): SessionPool {
     addresses: string[],
     signal: AbortSignal,
   ): Promise<PooledSession | HostFailure> {
-    const aborted = AbortSignal.any([signal, shutdown.signal]);
     for (;;) {
       if (closed) return { kind: 'timeout', reply: null, detail: 'verifier shutting down' };
       if (signal.aborted)
@@ -102,7 +103,9 @@ export function createHostSessions(opts: HostSessionsOptions): SessionPool {
       const pooled = takeIdle(host);
       if (pooled) {
         pooled.reused = true;
-        pooled.session.bindSignal(aborted);
+        // The probe's deadline only: close() ends the sessions lent out itself (no combined signal per take).
+        pooled.session.bindSignal(signal);
+        lent.add(pooled);
         return pooled;
       }
       if ((open.get(host) ?? 0) < opts.maxPerHost) break;
@@ -124,13 +127,19 @@ export function createHostSessions(opts: HostSessionsOptions): SessionPool {
     const gap = (nextOpenAt.get(host) ?? 0) - Date.now();
     nextOpenAt.set(host, Math.max(Date.now(), nextOpenAt.get(host) ?? 0) + opts.pacingMs);
     if (gap > 0) await new Promise((resolve) => setTimeout(resolve, gap));
-    const opened = await connect(host, addresses, aborted);
+    const opened = await connect(host, addresses, AbortSignal.any([signal, shutdown.signal]));
     if ('kind' in opened) freed(host);
+    else {
+      opened.session.bindSignal(signal);
+      if (closed) opened.session.abort();
+      lent.add(opened);
+    }
     return opened;
   }
 
   async function giveBack(lease: PooledSession, reusable: boolean): Promise<void> {
     const entry = lease as Entry;
+    lent.delete(entry);
     entry.session.bindSignal(undefined);
     if (!reusable || closed || !usable(entry)) return retire(entry);
     entry.reused = false;
@@ -142,6 +151,7 @@ export function createHostSessions(opts: HostSessionsOptions): SessionPool {
   async function close(): Promise<void> {
     closed = true;
     shutdown.abort();
+    for (const entry of lent) entry.session.abort();
     for (const list of waiting.values()) for (const wake of [...list]) wake();
     for (const entries of idle.values()) for (const entry of entries) retire(entry);
     idle.clear();

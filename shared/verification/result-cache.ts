@@ -44,12 +44,12 @@ export function createResultCache(opts: ResultCacheOptions) {
     if (opts.ttlMs <= 0) return;
     const keep = entries.filter((e) => e.result.status !== 'unknown' && !e.result.cached);
     if (keep.length === 0) return;
-    const pipeline = opts.redis.pipeline();
-    for (const { address, result } of keep)
-      pipeline.set(key(address), JSON.stringify(result), 'PX', opts.ttlMs);
-    const replies = (await pipeline.exec()) ?? [];
-    const failed = replies.find(([err]) => err);
-    if (failed?.[0]) throw failed[0];
+    // Plain commands: on the verifier's auto-pipelined connection they leave in one write with everything else.
+    await Promise.all(
+      keep.map(({ address, result }) =>
+        opts.redis.set(key(address), JSON.stringify(result), 'PX', opts.ttlMs),
+      ),
+    );
   }
 
   return { read, write };

@@ -47,6 +47,22 @@ export class SmtpSession {
   private replies: SmtpReply[] = [];
   private failure: SmtpError | null = null;
   private waiter: { resolve: (r: SmtpReply) => void; reject: (e: SmtpError) => void } | null = null;
+  // One reply timer per session, re-armed by each read (not a timer per command); it does nothing when no read waits.
+  private timer: NodeJS.Timeout | null = null;
+  // The deadline the session is bound to now (the probe using it): its abort ends the session.
+  private signal: AbortSignal | undefined;
+  // The command whose reply is awaited, for the timeout's message.
+  private awaited = '';
+  private readonly onTimeout = (): void => {
+    const waiter = this.waiter;
+    if (!waiter) return;
+    this.waiter = null;
+    const step = this.awaited.split(' ')[0] || this.awaited;
+    const err = new SmtpError('timeout', `no reply to ${step} within ${this.opts.timeoutMs} ms`);
+    this.fail(err);
+    this.stream.destroy();
+    waiter.reject(err);
+  };
   private readonly onData = (chunk: Buffer): void => this.receive(chunk.toString('utf8'));
   private readonly onEnd = (): void => this.fail(new SmtpError('closed', 'connection closed by server'));
   private readonly onError = (err: Error): void => this.fail(new SmtpError('closed', err.message));
@@ -57,11 +73,12 @@ export class SmtpSession {
 
   private constructor(
     private readonly socket: net.Socket,
-    private opts: SmtpConnectOptions,
+    private readonly opts: SmtpConnectOptions,
   ) {
     this.stream = socket;
     this.attach(socket);
-    opts.signal?.addEventListener('abort', this.onAbort, { once: true });
+    this.signal = opts.signal;
+    this.signal?.addEventListener('abort', this.onAbort, { once: true });
   }
 
   /** Opens a TCP connection and reads the greeting (any code: the caller judges it). */
@@ -152,17 +169,22 @@ export class SmtpSession {
 
   /** Ties the session to another probe's deadline (a pooled session outlives the probe that opened it). */
   bindSignal(signal: AbortSignal | undefined): void {
-    this.opts.signal?.removeEventListener('abort', this.onAbort);
-    this.opts = { ...this.opts, signal };
+    this.signal?.removeEventListener('abort', this.onAbort);
+    this.signal = signal;
     signal?.addEventListener('abort', this.onAbort, { once: true });
     if (signal?.aborted) this.onAbort();
+  }
+
+  /** Ends the session as its deadline would: what waits fails with an `aborted` error. */
+  abort(): void {
+    this.onAbort();
   }
 
   /** Sends one command line and reads its reply. */
   async command(line: string): Promise<SmtpReply> {
     if (this.failure) throw this.failure;
     this.stream.write(`${line}\r\n`);
-    return this.read(line.split(' ')[0] ?? line);
+    return this.read(line);
   }
 
   /** Polite goodbye: QUIT (which ends any open transaction, RFC 5321 §4.1.1.10), errors ignored. */
@@ -177,33 +199,22 @@ export class SmtpSession {
   }
 
   close(): void {
-    this.opts.signal?.removeEventListener('abort', this.onAbort);
+    if (this.timer) clearTimeout(this.timer);
+    this.signal?.removeEventListener('abort', this.onAbort);
     this.fail(new SmtpError('closed', 'session closed'));
     this.stream.destroy();
   }
 
-  private read(step: string): Promise<SmtpReply> {
+  /** The next reply; `awaited` (the command, or the step) names it in a timeout. */
+  private read(awaited: string): Promise<SmtpReply> {
     const queued = this.replies.shift();
     if (queued) return Promise.resolve(queued);
     if (this.failure) return Promise.reject(this.failure);
     return new Promise<SmtpReply>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        this.waiter = null;
-        const err = new SmtpError('timeout', `no reply to ${step} within ${this.opts.timeoutMs} ms`);
-        this.fail(err);
-        this.stream.destroy();
-        reject(err);
-      }, this.opts.timeoutMs);
-      this.waiter = {
-        resolve: (r) => {
-          clearTimeout(timer);
-          resolve(r);
-        },
-        reject: (e) => {
-          clearTimeout(timer);
-          reject(e);
-        },
-      };
+      this.awaited = awaited;
+      this.waiter = { resolve, reject };
+      if (this.timer) this.timer.refresh();
+      else this.timer = setTimeout(this.onTimeout, this.opts.timeoutMs).unref();
     });
   }
 

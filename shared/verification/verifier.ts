@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { domainToUnicode } from 'node:url';
 import { createMailHostResolver, mailHostNames, type MailHostLookup } from './dns.js';
+import { duplicateConnection } from '../redis.js';
 import { createFactCache } from './fact-cache.js';
 import { addressFlags } from './flags.js';
 import { DEFAULT_FAILOVER_MS, dispatchTimers } from './dispatch-timers.js';
@@ -83,7 +84,12 @@ export function groupByDomain(emails: readonly string[]): DomainGroup[] {
 
 export function createVerifier(opts: VerifierOptions): Verifier {
   const cacheMaxTtlSec = opts.cacheMaxTtlSec ?? 3600;
-  const resolver = createMailHostResolver({ ...opts, cacheMaxTtlSec });
+  // The engine's commands on a connection of their own, auto-pipelined: the scripts, replies and cache reads and
+  // writes that every request, host job and lane of this process issues in one turn of the event loop leave in one
+  // write (a socket write per command was the largest CPU cost per address; docs/benchmarks.md).
+  const redis = duplicateConnection(opts.redis, { enableAutoPipelining: true });
+  redis.on('error', () => {}); // reconnects by itself; each failing command reports it
+  const resolver = createMailHostResolver({ ...opts, redis, cacheMaxTtlSec });
   const timers = dispatchTimers({
     failoverMs: opts.failoverMs ?? DEFAULT_FAILOVER_MS,
     smtpTimeoutMs: opts.smtpTimeoutMs,
@@ -92,7 +98,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
   const lingerMs = opts.sessionLingerMs ?? timers.sessionLingerMs;
   const typos = createTypoSuggester(opts.typoDomains, opts.typoSquatDomains);
   const verdictCache = createResultCache({
-    redis: opts.redis,
+    redis,
     keyPrefix: opts.keyPrefix,
     ttlMs: opts.resultTtlMs ?? DEFAULT_RESULT_TTL_MS,
   });
@@ -100,12 +106,13 @@ export function createVerifier(opts: VerifierOptions): Verifier {
   // Catch-all tests under way in this process, by domain: their verdicts.
   const catchAllTests = new Map<string, Promise<boolean | null>>();
   const catchAllFacts = createFactCache<boolean>(
-    { redis: opts.redis },
+    { redis },
     { encode: (catchAll) => (catchAll ? '1' : '0'), decode: (raw) => raw === '1' },
   );
   // A host's probes go to the one process draining its host job, so that they share its connections.
   const dispatch = createHostDispatch({
     redis: opts.redis,
+    commands: redis,
     keyPrefix: opts.keyPrefix,
     queuePrefix: opts.queuePrefix ?? opts.keyPrefix.replace(/:+$/, ''),
     hostSlots: opts.hostSlots ?? false,
@@ -291,7 +298,10 @@ export function createVerifier(opts: VerifierOptions): Verifier {
   return {
     verify: async (email, request) => (await verifyDomainGroup([email], undefined, request))[0]!,
     verifyDomainGroup,
-    close: async () => dispatch.close(),
+    close: async () => {
+      await dispatch.close();
+      redis.disconnect();
+    },
   };
 }
 

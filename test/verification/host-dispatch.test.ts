@@ -111,6 +111,35 @@ describe('pending work per host (host-queue.ts)', () => {
     expect(await queue.waiting('mx.test')).toBe(0);
   });
 
+  it('takes a lane’s answered items off in-flight with its next take, and says what still waits', async () => {
+    const queue = createHostQueue({
+      redis: store.redis,
+      keyPrefix: `${store.prefix}n:`,
+      keyTtlMs: 60_000,
+      claimTtlMs: 60_000,
+    });
+    await queue.push('mx.test', 'sync', ['a', 'b', 'c', 'd', 'e'].map(item));
+    expect(await queue.restore('mx.test', 'job-1')).toBe(0);
+    const limits = { maxBatch: 2, minBatch: 1, lanes: 1 };
+
+    const first = await queue.next('mx.test', 'job-1', limits, []);
+    expect(first.taken.map((t) => t.item.address)).toEqual(['a', 'b']);
+    expect(first.waiting).toBe(3);
+    // a and b answered: they leave in-flight in the script that takes c and d.
+    const second = await queue.next('mx.test', 'job-1', limits, first.taken);
+    expect(second.taken.map((t) => t.item.address)).toEqual(['c', 'd']);
+    expect(second.waiting).toBe(1);
+    // The attempt dies now: only c and d (in flight) come back, in front of e.
+    expect(await queue.restore('mx.test', 'job-2')).toBeNull(); // job-1 still owns the host
+    expect(await queue.restore('mx.test', 'job-1')).toBe(2);
+    const last = await queue.next('mx.test', 'job-1', { ...limits, maxBatch: 10 }, []);
+    expect(last.taken.map((t) => t.item.address)).toEqual(['c', 'd', 'e']);
+    expect(last.waiting).toBe(0);
+    // A job that does not own the host takes nothing, but its answered items still leave in-flight.
+    expect(await queue.next('mx.test', 'job-2', limits, last.taken)).toEqual({ taken: [], waiting: 0 });
+    expect(await queue.restore('mx.test', 'job-1')).toBe(0);
+  });
+
   it('asks for a host job only when no job has claimed the host, and a job gives its claim up only when idle', async () => {
     const queue = createHostQueue({
       redis: store.redis,
