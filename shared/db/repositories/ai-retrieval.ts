@@ -1,7 +1,8 @@
-import { inArray, sql, type SQL } from 'drizzle-orm';
+import { inArray, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import type { RetrievedPost } from '../../ai/index.js';
 import { tags } from '../schema/index.js';
+import { anyOf, rareTerms, termMatches } from './word-lookup.js';
 
 /**
  * What the AI engine reads from PostgreSQL: duplicate candidates for quality_check, posts for chat, and the tagged
@@ -25,8 +26,8 @@ export interface TaggedQuestion {
   tags: { name: string; slug: string }[];
 }
 
-/** Words of a long message beyond this many add little recall and make the OR query match everything. */
-const MAX_QUERY_TERMS = 32;
+/** Words a text is looked up by, its rarest (word-lookup.ts): more than related questions use, for recall. */
+const QUERY_TERMS = 32;
 /** Duplicate candidates are re-scored by trigram similarity; the full-text rank only has to put them in the top. */
 const SIMILAR_CANDIDATES = 50;
 const SIMILAR_RESULTS = 5;
@@ -36,22 +37,6 @@ const RETRIEVED_POSTS = 20;
 const EXCERPT_CHARS = 3000;
 /** Bodies longer than the engine accepts would be truncated by it anyway. */
 const INDEXED_BODY_CHARS = 20_000;
-
-/**
- * A tsquery that matches any of the text's stemmed words (`a | b | c`), in the order they first appear. An AND query
- * (plainto_tsquery) would miss a duplicate phrased with one different word; ranking sorts the OR matches instead.
- * Lexemes are quoted into tsquery syntax and cast, so they are not stemmed a second time.
- */
-export function anyWordQuery(text: string): SQL {
-  return sql`(
-    SELECT string_agg('''' || replace(lexeme, '''', '''''') || '''', ' | ')::tsquery AS q
-    FROM (
-      SELECT lexeme FROM unnest(to_tsvector('english', ${text})) AS u(lexeme, positions, weights)
-      WHERE lexeme !~ '\\\\'
-      ORDER BY positions[1] LIMIT ${MAX_QUERY_TERMS}
-    ) terms
-  )`;
-}
 
 const parseJson = <T>(value: unknown): T =>
   typeof value === 'string' ? (JSON.parse(value) as T) : (value as T);
@@ -63,13 +48,17 @@ export function aiRetrievalRepository(database: Pick<Database, 'db' | 'query'>) 
      * as the score in [0, 1] (1 = the same trigrams). Candidates come from the full-text index, best 50 first.
      */
     async findSimilarQuestions(text: string): Promise<SimilarQuestionRow[]> {
+      const [found] = await database.query<{ terms: string[] }>(
+        sql`SELECT ${rareTerms(sql`${text}::text`, 'questions', QUERY_TERMS)} AS terms`,
+      );
+      const terms = found?.terms ?? [];
+      if (terms.length === 0) return [];
       const rows = await database.query<{ id: number; title: string; similarity: number }>(sql`
-        WITH query AS ${anyWordQuery(text)}
         SELECT c.id, c.title, similarity(c.title, ${text})::float8 AS similarity
         FROM (
-          SELECT q.id, q.title FROM questions q, query
-          WHERE q.search_vector @@ query.q
-          ORDER BY ts_rank(q.search_vector, query.q) DESC, q.id DESC
+          SELECT q.id, q.title FROM questions q
+          WHERE q.id IN (${termMatches('questions', terms)})
+          ORDER BY ts_rank(q.search_vector, ${anyOf(terms)}::tsquery) DESC, q.id DESC
           LIMIT ${SIMILAR_CANDIDATES}
         ) c
         ORDER BY similarity DESC, c.id DESC
@@ -87,6 +76,13 @@ export function aiRetrievalRepository(database: Pick<Database, 'db' | 'query'>) 
      * its own rank plus half its question's, plus a little when accepted; the engine re-ranks by sentences.
      */
     async retrieve(message: string): Promise<RetrievedPostRow[]> {
+      const [found] = await database.query<{ questions: string[]; answers: string[] }>(
+        sql`SELECT ${rareTerms(sql`${message}::text`, 'questions', QUERY_TERMS)} AS questions,
+                   ${rareTerms(sql`${message}::text`, 'answers', QUERY_TERMS)} AS answers`,
+      );
+      if (!found || found.questions.length === 0) return [];
+      const inQuestions = sql`${anyOf(found.questions)}::tsquery`;
+      const inAnswers = sql`${anyOf(found.answers)}::tsquery`;
       const rows = await database.query<{
         question_id: number;
         answer_id: number | null;
@@ -95,16 +91,15 @@ export function aiRetrievalRepository(database: Pick<Database, 'db' | 'query'>) 
         votes: number;
         is_accepted: boolean;
       }>(sql`
-        WITH query AS ${anyWordQuery(message)},
-        matched_questions AS (
-          SELECT q.id, ts_rank(q.search_vector, query.q) AS rank FROM questions q, query
-          WHERE q.search_vector @@ query.q
+        WITH matched_questions AS (
+          SELECT q.id, ts_rank(q.search_vector, ${inQuestions}) AS rank FROM questions q
+          WHERE q.id IN (${termMatches('questions', found.questions)})
           ORDER BY rank DESC, q.id DESC LIMIT 10
         ),
         matched_answers AS (
-          SELECT a.id FROM answers a, query
-          WHERE a.search_vector @@ query.q
-          ORDER BY ts_rank(a.search_vector, query.q) DESC, a.id DESC LIMIT 10
+          SELECT a.id FROM answers a
+          WHERE a.id IN (${termMatches('answers', found.answers)})
+          ORDER BY ts_rank(a.search_vector, ${inAnswers}) DESC, a.id DESC LIMIT 10
         ),
         best_answers AS (
           SELECT b.id FROM matched_questions mq
@@ -116,9 +111,9 @@ export function aiRetrievalRepository(database: Pick<Database, 'db' | 'query'>) 
         candidate_answers AS (SELECT id FROM matched_answers UNION SELECT id FROM best_answers)
         SELECT * FROM (
           SELECT a.question_id, a.id AS answer_id, q.title, left(a.content, ${EXCERPT_CHARS}) AS excerpt, a.votes, a.is_accepted,
-            ts_rank(a.search_vector, query.q) + 0.5 * ts_rank(q.search_vector, query.q)
+            ts_rank(a.search_vector, ${inAnswers}) + 0.5 * ts_rank(q.search_vector, ${inQuestions})
               + CASE WHEN a.is_accepted THEN 0.02 ELSE 0 END AS score
-          FROM candidate_answers c JOIN answers a ON a.id = c.id JOIN questions q ON q.id = a.question_id, query
+          FROM candidate_answers c JOIN answers a ON a.id = c.id JOIN questions q ON q.id = a.question_id
           UNION ALL
           SELECT q.id, NULL, q.title, left(q.content, ${EXCERPT_CHARS}), q.votes, false, mq.rank
           FROM matched_questions mq JOIN questions q ON q.id = mq.id

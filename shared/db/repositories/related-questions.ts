@@ -1,12 +1,13 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { rows } from './pagination.js';
+import { anyOf, rareTerms, termMatches } from './word-lookup.js';
 import { SUMMARY_COLUMNS, toSummary, type QuestionSummary, type SummaryRow } from './question-summaries.js';
 
 /**
  * Related questions (GET /questions/{id}/related) and similar ones for an "ask a question" form (GET /similar): the
- * full-text index (questions.search_vector) finds the questions that share the rarest words of the text; each shared
- * tag multiplies a candidate's score by 1.5, so text similarity stays first and tags decide among close texts.
+ * questions that share the rarest words of the text (word-lookup.ts), ranked by full text; each shared tag
+ * multiplies a candidate's score by 1.5, so text similarity stays first and tags decide among close texts.
  */
 
 export interface ScoredQuestion extends QuestionSummary {
@@ -14,18 +15,8 @@ export interface ScoredQuestion extends QuestionSummary {
   score: number;
 }
 
-/**
- * The words a text is looked up by: its rarest ones, by the frequencies PostgreSQL's statistics keep for the column
- * (a word they do not list is rarer than every one they do), first appearance breaking ties. Rare words say what a
- * question is about and match few rows; common ones match most of the site, and ranking every match of them cost
- * seconds per request at a million questions.
- */
+/** Words a question is looked up by (word-lookup.ts). */
 const QUERY_TERMS = 8;
-/**
- * Matches taken per word, the most recent first: a rare word brings all of its few, a common one no more than this,
- * so the cost is bounded whatever the words and the size of the site, and a rare word's old match is still found.
- */
-const MATCHES_PER_TERM = 150;
 /** Candidates kept by full-text rank before tags rerank them. */
 const CANDIDATES = 200;
 /** The start of a body says what it is about; the rest adds words that match everything. */
@@ -35,40 +26,13 @@ const TAG_BOOST = 0.5;
 const textArray = (values: readonly string[]) =>
   `{${values.map((v) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
 
-/** The text's QUERY_TERMS rarest lexemes, each quoted as tsquery text (so not stemmed again), rarest first. */
-const rareTerms = (text: SQL) => sql`ARRAY(
-  SELECT '''' || replace(t.lexeme, '''', '''''') || '''' FROM (
-    SELECT u.lexeme FROM unnest(to_tsvector('english', ${text})) AS u(lexeme, positions, weights)
-    LEFT JOIN (
-      SELECT e.elem, e.freq FROM pg_stats s,
-        unnest(s.most_common_elems::text::text[], s.most_common_elem_freqs) AS e(elem, freq)
-      WHERE s.schemaname = current_schema() AND s.tablename = 'questions' AND s.attname = 'search_vector'
-    ) f ON f.elem = u.lexeme
-    WHERE u.lexeme !~ '\\\\'
-    ORDER BY coalesce(f.freq, 0), u.positions[1]
-    LIMIT ${QUERY_TERMS}
-  ) t
-)`;
-
 export function relatedQuestionsRepository(db: Db) {
-  /**
-   * Questions matching any of `terms`, ranked: each term's MATCHES_PER_TERM most recent matches, the best CANDIDATES
-   * of them by full-text rank against all the terms, reranked by shared tags. Each term is a value its lookup is
-   * planned with, so PostgreSQL walks the primary key for a common word and the GIN index for a rare one.
-   */
+  /** Questions matching any of `terms` (word-lookup.ts), ranked by full text, the best CANDIDATES reranked by tags. */
   async function ranked(
     terms: readonly string[],
     options: { exclude: number; tagNames: string[]; title?: string; limit: number },
   ): Promise<ScoredQuestion[]> {
     if (terms.length === 0) return [];
-    const matches = sql.join(
-      terms.map(
-        (term) => sql`(SELECT q.id FROM questions q WHERE q.search_vector @@ ${term}::tsquery
-                       AND q.id <> ${options.exclude} ORDER BY q.id DESC LIMIT ${MATCHES_PER_TERM})`,
-      ),
-      sql` UNION `,
-    );
-    const anyTerm = terms.join(' | ');
     // ts_rank normalisation 32 maps a rank into [0, 1); for a typed title, trigram similarity of titles adds the
     // near-misses of spelling that stemming does not catch.
     const titleSimilarity = options.title === undefined ? sql`0` : sql`similarity(q.title, ${options.title})`;
@@ -76,8 +40,8 @@ export function relatedQuestionsRepository(db: Db) {
       db,
       sql`
         WITH candidates AS (
-          SELECT q.id, ts_rank(q.search_vector, ${anyTerm}::tsquery, 32) AS rank
-          FROM questions q WHERE q.id IN (${matches})
+          SELECT q.id, ts_rank(q.search_vector, ${anyOf(terms)}::tsquery, 32) AS rank
+          FROM questions q WHERE q.id IN (${termMatches('questions', terms, options.exclude)})
           ORDER BY rank DESC, q.id DESC LIMIT ${CANDIDATES}
         )
         SELECT ${SUMMARY_COLUMNS},
@@ -96,7 +60,7 @@ export function relatedQuestionsRepository(db: Db) {
     async related(questionId: number, limit: number): Promise<ScoredQuestion[] | null> {
       const [source] = await rows<{ terms: string[]; tag_names: string[] }>(
         db,
-        sql`SELECT ${rareTerms(sql`title || E'\\n' || left(agora_plain_text(content), ${BODY_CHARS})`)} AS terms,
+        sql`SELECT ${rareTerms(sql`title || E'\\n' || left(agora_plain_text(content), ${BODY_CHARS})`, 'questions', QUERY_TERMS)} AS terms,
                    tag_names
             FROM questions WHERE id = ${questionId}`,
       );
@@ -117,7 +81,7 @@ export function relatedQuestionsRepository(db: Db) {
             ).map((t) => t.name);
       const [found] = await rows<{ terms: string[] }>(
         db,
-        sql`SELECT ${rareTerms(sql`${title}::text`)} AS terms`,
+        sql`SELECT ${rareTerms(sql`${title}::text`, 'questions', QUERY_TERMS)} AS terms`,
       );
       return ranked(found?.terms ?? [], { exclude: 0, tagNames, title, limit });
     },
