@@ -143,12 +143,22 @@ function fragments(words: readonly Word[]): [number, number][] {
 }
 
 /**
- * The excerpt of `text` (a prefix of the post's plain text: tags stripped, entities as stored) for the search `query`,
- * whose lexemes PostgreSQL gave (to_tsvector of the query text).
+ * The excerpts of one search `query`, whose lexemes PostgreSQL gave (to_tsvector of the query text): a function of
+ * each result's text (a prefix of the post's plain text: tags stripped, entities as stored). The query's words are
+ * read once for the whole page.
  */
-export function excerptOf(text: string, lexemes: readonly string[], query: string): string {
+export function excerpter(lexemes: readonly string[], query: string): (text: string) => string {
+  const matches = matcher(lexemes, query);
+  return (text) => excerptFrom(text, matches);
+}
+
+/** One text's excerpt for one search (excerpter, for a single text). */
+export const excerptOf = (text: string, lexemes: readonly string[], query: string): string =>
+  excerpter(lexemes, query)(text);
+
+function excerptFrom(text: string, matches: (word: string) => boolean): string {
   const plain = decodeHTML(text).replace(BLANKS, ' ').trim();
-  const words = tokens(plain, matcher(lexemes, query));
+  const words = tokens(plain, matches);
   if (words.length === 0) return escapeHtml(Array.from(plain).slice(0, WORDLESS_CHARS).join(''));
   return fragments(words)
     .map(([first, last]) => {

@@ -7,7 +7,7 @@ import {
   type UserHit,
 } from '../db/repositories/search.js';
 import type { PageParams, Pagination } from '../db/repositories/pagination.js';
-import { excerptOf } from './excerpt.js';
+import { excerpter } from './excerpt.js';
 import { couldBeName } from './name-query.js';
 
 /** A result as the API answers it: a post's text replaced by its excerpt, safe HTML. */
@@ -29,11 +29,12 @@ export function searchService(db: Db) {
         ...params,
         names: couldBeName(params.q),
       });
+      const excerptOf = excerpter(lexemes, params.q);
       return {
         results: results.map((hit) => {
           if (hit.type === 'user') return hit;
           const { text, ...rest } = hit;
-          return { ...rest, excerpt: excerptOf(text, lexemes, params.q) };
+          return { ...rest, excerpt: excerptOf(text) };
         }),
         pagination,
       };
