@@ -56,8 +56,10 @@ const BLANKS = /[\s\u0000-\u001f\u007f]+/g;
 
 // Porter2 keeps a word's first two letters but for "dying", "lying" and "tying" (die, lie, tie): compared with
 // every "y" read as "i".
+// By UTF-16 code units, not code points: a prefix filter only, as loose for a word as for a lexeme.
 const opening = (word: string): string => {
-  const [a = '', b = ''] = word;
+  const a = word.charAt(0);
+  const b = word.charAt(1);
   return (a === 'y' ? 'i' : a) + (b === 'y' ? 'i' : b);
 };
 
@@ -87,59 +89,94 @@ function matcher(lexemes: readonly string[], query: string): (word: string) => b
   const terms = new Set(lexemes);
   const exact = new Set([...lexemes, ...queryWords(query)]);
   const openings = new Set(lexemes.map(opening));
+  // Cheapest tests first: most words of a text fail on their first two letters.
   return (word) => {
     if (STOP_WORDS.has(word)) return false;
     if (exact.has(word)) return true;
-    if (word.length > MAX_STEMMED_LENGTH || DIGIT.test(word) || !openings.has(opening(word))) return false;
+    if (!openings.has(opening(word)) || word.length > MAX_STEMMED_LENGTH || DIGIT.test(word)) return false;
     return terms.has(stemOf(word.replace(/’/g, "'")));
   };
 }
 
+/** A token of the text: where it is, and the spans of it to mark (the whole token, or the parts that match). */
 interface Word {
   start: number;
   end: number;
-  /** The spans to mark: the whole token, or the parts of it that match. */
-  marks: [number, number][];
+  marks: readonly (readonly [number, number])[];
 }
 
-/** The text's tokens, each with what of it matches. */
-function tokens(plain: string, matches: (word: string) => boolean): Word[] {
-  const words: Word[] = [];
-  for (const token of plain.matchAll(TOKEN)) {
-    const start = token.index;
-    const end = start + token[0].length;
-    const lower = token[0].toLowerCase();
-    const marks: [number, number][] = [];
-    if (matches(lower)) marks.push([start, end]);
-    else if (lower.length > 1 && /[^\p{L}\p{N}]/u.test(lower)) {
-      for (const part of token[0].matchAll(PART)) {
-        if (matches(part[0].toLowerCase()))
-          marks.push([start + part.index, start + part.index + part[0].length]);
-      }
-    }
-    words.push({ start, end, marks });
+const UNMARKED: Word['marks'] = [];
+// By TOKEN's definition, the only characters of a token that are neither letters nor digits are its joiners.
+const JOINER = /[.'’_\-/@]/;
+
+/**
+ * The text's tokens, read only as far as they are asked for: an excerpt needs the words up to the end of its last
+ * fragment, usually a few dozen of the text's hundreds, and reading a token (matching, lower-casing, looking it up)
+ * is most of an excerpt's cost.
+ */
+class Words {
+  private readonly read: Word[] = [];
+  private readonly pattern = new RegExp(TOKEN.source, TOKEN.flags);
+  private done = false;
+
+  constructor(
+    private readonly plain: string,
+    private readonly matches: (word: string) => boolean,
+  ) {}
+
+  /** The i-th token, or undefined past the last. */
+  at(i: number): Word | undefined {
+    while (this.read.length <= i && !this.done) this.readOne();
+    return this.read[i];
   }
-  return words;
+
+  private readOne(): void {
+    const token = this.pattern.exec(this.plain);
+    if (!token) {
+      this.done = true;
+      return;
+    }
+    const start = token.index;
+    const text = token[0];
+    const end = start + text.length;
+    const lower = text.toLowerCase();
+    let marks = UNMARKED;
+    if (this.matches(lower)) marks = [[start, end]];
+    else if (lower.length > 1 && JOINER.test(lower)) {
+      const parts: [number, number][] = [];
+      for (const part of text.matchAll(PART)) {
+        if (this.matches(part[0].toLowerCase()))
+          parts.push([start + part.index, start + part.index + part[0].length]);
+      }
+      if (parts.length > 0) marks = parts;
+    }
+    this.read.push({ start, end, marks });
+  }
 }
 
 /**
  * Start and end word index (exclusive) of each fragment: windows led by the first match they hold. A fragment that
  * would start where the previous one ends continues it instead.
  */
-function fragments(words: readonly Word[]): [number, number][] {
+function fragments(words: Words): [number, number][] {
   const found: [number, number][] = [];
   let from = 0;
   while (found.length < MAX_FRAGMENTS) {
-    const next = words.findIndex((w, i) => i >= from && w.marks.length > 0);
-    if (next < 0) break;
+    let next = from;
+    for (let w = words.at(next); w && w.marks.length === 0; w = words.at(next)) next++;
+    if (!words.at(next)) break;
     const start = Math.max(from, next - LEAD_WORDS);
-    const end = Math.min(words.length, start + FRAGMENT_WORDS);
+    let end = start + FRAGMENT_WORDS;
+    while (!words.at(end - 1)) end--;
     const previous = found.at(-1);
     if (previous && previous[1] === start) previous[1] = end;
     else found.push([start, end]);
     from = end;
   }
-  return found.length > 0 ? found : [[0, Math.min(words.length, FRAGMENT_WORDS)]];
+  if (found.length > 0) return found;
+  let end = FRAGMENT_WORDS;
+  while (end > 0 && !words.at(end - 1)) end--;
+  return [[0, end]];
 }
 
 /**
@@ -158,16 +195,16 @@ export const excerptOf = (text: string, lexemes: readonly string[], query: strin
 
 function excerptFrom(text: string, matches: (word: string) => boolean): string {
   const plain = decodeHTML(text).replace(BLANKS, ' ').trim();
-  const words = tokens(plain, matches);
-  if (words.length === 0) return escapeHtml(Array.from(plain).slice(0, WORDLESS_CHARS).join(''));
+  const words = new Words(plain, matches);
+  if (!words.at(0)) return escapeHtml(Array.from(plain).slice(0, WORDLESS_CHARS).join(''));
   return fragments(words)
     .map(([first, last]) => {
       // The text's own start and end keep what precedes its first word and follows its last.
-      let at = first === 0 ? 0 : words[first]!.start;
-      const end = last === words.length ? plain.length : words[last - 1]!.end;
+      let at = first === 0 ? 0 : words.at(first)!.start;
+      const end = words.at(last) ? words.at(last - 1)!.end : plain.length;
       let html = '';
       for (let i = first; i < last; i++) {
-        for (const [from, to] of words[i]!.marks) {
+        for (const [from, to] of words.at(i)!.marks) {
           html += `${escapeHtml(plain.slice(at, from))}<mark>${escapeHtml(plain.slice(from, to))}</mark>`;
           at = to;
         }
