@@ -281,8 +281,17 @@ describe('GET /api/search', () => {
   });
 
   it('matches percent and underscore literally in user names', async () => {
-    expect(keys((await search('q=_&type=users')).body.data.results)).toEqual([`user:${ids.brewer}`]);
-    expect((await search('q=%25&type=users')).body.data.results).toEqual([]);
+    expect(keys((await search('q=n_f&type=users')).body.data.results)).toEqual([`user:${ids.brewer}`]);
+    // As wildcards, `_` and `%` would match "fermentation_fan" here.
+    expect((await search('q=f_r&type=users')).body.data.results).toEqual([]);
+    expect((await search('q=t%25o&type=users')).body.data.results).toEqual([]);
+  });
+
+  it('matches a text of one or two characters at the start of a name only', async () => {
+    expect(keys((await search('q=Fe&type=users')).body.data.results)).toEqual([`user:${ids.brewer}`]);
+    expect(keys((await search('q=z&type=users')).body.data.results)).toHaveLength(1);
+    expect((await search('q=an&type=users')).body.data.results).toEqual([]);
+    expect((await search('q=_&type=users')).body.data.results).toEqual([]);
   });
 
   it.each([
