@@ -2,7 +2,9 @@
  * Q&A read throughput: the service (`tsx bin/start.ts --role qa`, rate limits off) twice, with its read cache on
  * (the default) and off (QA_READ_CACHE_TTL_MS=0), against a baseline of a bare Fastify calling the same
  * repositories (bench/lib/qa-read-baseline.ts), endpoint by endpoint, at 64 connections for a bounded duration
- * each, on a dedicated database seeded with 100k questions. A repeated URL is a cache hit after its first request,
+ * each, on a dedicated database seeded with 100k questions. Issue 19's reads (several ids, per-user activity, tag
+ * details, related/linked/similar, comments, site info) run on the service only: the baseline serves the seed's
+ * reads, and their figure to read is the CPU per request. A repeated URL is a cache hit after its first request,
  * so the "cache on" figures of the fixed-URL rows are hit figures; the last row requests distinct pages in turn to
  * measure the miss path.
  *
@@ -70,7 +72,14 @@ async function pickTargets(url: string) {
     const [question] = await database.query<{ id: number }>(
       sql`SELECT id FROM questions WHERE answers_count >= 3 ORDER BY id LIMIT 1 OFFSET (SELECT count(*) / 2 FROM questions WHERE answers_count >= 3)`,
     );
-    return { tag: tag!.slug, question: question!.id };
+    const [answer] = await database.query<{ id: number }>(
+      sql`SELECT id FROM answers WHERE question_id = ${question!.id} ORDER BY id LIMIT 1`,
+    );
+    // The most active user: the per-user reads at their largest.
+    const [user] = await database.query<{ id: number }>(
+      sql`SELECT id FROM users ORDER BY questions_count + answers_count DESC, id LIMIT 1`,
+    );
+    return { tag: tag!.slug, question: question!.id, answer: answer!.id, user: user!.id };
   } finally {
     await database.close();
   }
@@ -114,6 +123,8 @@ interface Case {
   kind: Kind;
   /** One URL path, or distinct pages per request. */
   path: string | 'distinct-pages';
+  /** Whether the baseline serves it too (the seed's reads); issue 19's reads run on the service only. */
+  baseline?: false;
 }
 
 type Measured = LoadResult & { hitShare?: number; serviceCpuMs: number; postgresCpuMs: number };
@@ -153,7 +164,14 @@ async function measure(server: BenchServer, c: Case): Promise<Measured> {
 async function main() {
   const { url, seedSeconds } = await prepareDatabase();
   const loadBefore = os.loadavg();
-  const { tag, question } = await pickTargets(url);
+  const { tag, question, answer, user } = await pickTargets(url);
+  const slug = encodeURIComponent(tag);
+  const issue19 = (label: string, path: string, kind: Kind = 'list'): Case => ({
+    label,
+    path,
+    kind,
+    baseline: false,
+  });
   const cases: Case[] = [
     { label: 'questions, page 1 (newest)', path: '/api/questions', kind: 'list' },
     { label: 'questions, page 500', path: '/api/questions?page=500', kind: 'list' },
@@ -173,6 +191,26 @@ async function main() {
       path: 'distinct-pages',
       kind: 'list',
     },
+    issue19(
+      'questions, 5 ids (never cached)',
+      `/api/questions/${[0, 1, 2, 3, 4].map((k) => question + k).join(';')}`,
+      'detail',
+    ),
+    issue19('answer by id', `/api/answers/${answer}`),
+    issue19('question related', `/api/questions/${question}/related`),
+    issue19('question linked', `/api/questions/${question}/linked`),
+    issue19(`similar "${COMMON_WORD} problem"`, `/api/similar?title=${COMMON_WORD}%20problem`),
+    issue19('question comments', `/api/questions/${question}/comments`),
+    issue19('comments, page 1', '/api/comments'),
+    issue19('top user questions', `/api/users/${user}/questions`),
+    issue19('top user answers', `/api/users/${user}/answers`),
+    issue19('top user tags', `/api/users/${user}/tags`),
+    issue19('top user timeline', `/api/users/${user}/timeline`),
+    issue19(`tag ${tag}`, `/api/tags/${slug}`),
+    issue19(`tag ${tag} related`, `/api/tags/${slug}/related`),
+    issue19(`tag ${tag} top answerers`, `/api/tags/${slug}/top-answerers`),
+    issue19('questions, fromdate/todate window', '/api/questions?fromdate=2024-06-01&todate=2024-07-01'),
+    issue19('site info', '/api/info'),
   ];
 
   const servers: BenchServer[] = [];
@@ -218,24 +256,32 @@ async function main() {
     const notes: string[] = [];
     for (const c of cases) {
       if (c.path !== 'distinct-pages') {
-        for (const server of [cached, uncached, baseline]) {
+        for (const server of c.baseline === false ? [cached, uncached] : [cached, uncached, baseline]) {
           const res = await fetch(`${server.url}${c.path}`, { signal: AbortSignal.timeout(10_000) });
           if (res.status !== 200)
             throw new Error(`${server.url}${c.path} answered ${res.status}: ${await res.text()}`);
         }
-        // The cached service must really answer from its cache (and the detail route must not).
-        const again = await fetch(`${cached.url}${c.path}`, { signal: AbortSignal.timeout(10_000) });
+        // The cached service must really answer from its cache (and the detail route must not). Views counted by
+        // the detail rows are flushed to the questions now and then, and that write empties the cache: a miss is
+        // asked again.
         const expected = c.kind === 'detail' ? null : 'hit';
-        if (again.headers.get('x-cache') !== expected)
-          throw new Error(`${c.path}: x-cache ${again.headers.get('x-cache')}, expected ${expected}`);
+        let seen: string | null = null;
+        for (let attempt = 0; attempt < 3 && seen !== expected; attempt++) {
+          const again = await fetch(`${cached.url}${c.path}`, { signal: AbortSignal.timeout(10_000) });
+          seen = again.headers.get('x-cache');
+        }
+        if (seen !== expected) throw new Error(`${c.path}: x-cache ${seen}, expected ${expected}`);
       }
       log(`${c.label}: service (cache on)…`);
       const on = await measure(cached, c);
       log(`${c.label}: service (cache off)…`);
       const off = await measure(uncached, c);
-      log(`${c.label}: baseline…`);
-      const b = await measure(baseline, c);
-      const ratio = Math.round((off.requestsPerSecond / b.requestsPerSecond) * 100) / 100;
+      let b: Measured | undefined;
+      if (c.baseline !== false) {
+        log(`${c.label}: baseline…`);
+        b = await measure(baseline, c);
+      }
+      const ratio = b ? Math.round((off.requestsPerSecond / b.requestsPerSecond) * 100) / 100 : undefined;
       rows.push([
         c.label,
         on.requestsPerSecond,
@@ -244,10 +290,10 @@ async function main() {
         off.requestsPerSecond,
         off.p50,
         off.p99,
-        b.requestsPerSecond,
-        b.p50,
-        b.p99,
-        ratio,
+        b?.requestsPerSecond ?? '—',
+        b?.p50 ?? '—',
+        b?.p99 ?? '—',
+        ratio ?? '—',
         `${off.serviceCpuMs} / ${off.postgresCpuMs}`,
       ]);
       if (on.hitShare !== undefined)
@@ -257,10 +303,11 @@ async function main() {
       const p99Target = c.kind === 'search' ? 100 : 50;
       if (c.kind !== 'detail' && on.p99 >= p99Target)
         missesCached.push(`${c.label}: p99 ${on.p99} ms (target < ${p99Target} ms)`);
-      if (ratio < 0.7) missesUncached.push(`${c.label}: ${ratio}× baseline (target ≥ 0.7×)`);
+      if (ratio !== undefined && ratio < 0.7)
+        missesUncached.push(`${c.label}: ${ratio}× baseline (target ≥ 0.7×)`);
       if (c.kind !== 'detail' && off.p99 >= p99Target)
         missesUncached.push(`${c.label}: p99 ${off.p99} ms (target < ${p99Target} ms)`);
-      const failed = [on, off, b].map((r) => r.non2xx + r.errors);
+      const failed = [on, off, b].map((r) => (r ? r.non2xx + r.errors : 0));
       if (failed.some((n) => n > 0))
         missesCached.push(
           `${c.label}: failed requests: ${failed[0]} cache on, ${failed[1]} cache off, ${failed[2]} baseline`,
