@@ -16,7 +16,8 @@ export type ErrorBody = Static<typeof ErrorResponse>;
 
 export const errorBody = (code: number, message: string): ErrorBody => ({ error: true, message, code });
 
-function describe(err: FastifyError | AppError | Error): {
+/** The status, message and headers an error leaves with (a 5xx never carries its real message). */
+export function describeError(err: FastifyError | AppError | Error): {
   code: number;
   message: string;
   headers?: Record<string, string>;
@@ -48,7 +49,7 @@ function causes(err: unknown): string {
 /** Every error leaves as `{error, message, code}`; a 5xx never carries the real message, which is logged instead. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const { code, message, headers } = describe(err);
+    const { code, message, headers } = describeError(err);
     // 503s of an outage come by the hundred: one line each, without the stack.
     if (code === 503) request.log.warn({ err: causes(err), code }, 'request refused: unavailable');
     else if (code >= 500) request.log.error({ err }, 'request failed');

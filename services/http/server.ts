@@ -4,6 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import type { ValidatorFactory } from '@fastify/ajv-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../../shared/config.js';
+import { ValidationError } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { clientErrorHandler, errorBody, registerErrorHandling } from './errors.js';
 import { registerJsonParser } from './json-body.js';
@@ -39,6 +40,9 @@ export function createHttpApp(config: Pick<Config, 'bodyLimitBytes' | 'trustProx
     },
     // 1,100 characters hold a vector of 100 int4 ids separated by ";" (/api/questions/{ids}).
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1100 },
+    // Node answers an HTTP/1.1 request without Host itself (a bare 400, no body); it reaches the hook below
+    // instead, which refuses it with the error body.
+    http: { requireHostHeader: false },
     // Slow or stuck clients must not pin a socket forever.
     requestTimeout: 120_000,
     connectionTimeout: 130_000,
@@ -53,6 +57,10 @@ export function createHttpApp(config: Pick<Config, 'bodyLimitBytes' | 'trustProx
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // RFC 9112 §3.2: an HTTP/1.1 request without Host is a 400 (HTTP/1.0 may omit it).
+    // Thrown, not sent: the route's scope words it (the newsletter's errors carry `success: false` too).
+    if (request.raw.httpVersion === '1.1' && request.headers.host === undefined)
+      throw new ValidationError('Missing Host header');
   });
   registerErrorHandling(app);
   return app.withTypeProvider<TypeBoxTypeProvider>();

@@ -11,7 +11,8 @@ import { describeValidationErrors } from './messages.js';
  * - Form bodies (application/x-www-form-urlencoded) are text like a query string, so they are coerced, but a
  *   repeated field (an array) is not turned into a scalar.
  * - Coercion turns "Infinity", "1e309" or 400 digits into ±Infinity, which Ajv's bounds skip (they only compare
- *   finite numbers): any non-finite number left after validation is refused here.
+ *   finite numbers), and 20 digits into a nearby double: any non-finite number, or integer past 2^53, left after
+ *   validation is refused here, whatever bounds the schema forgot.
  */
 
 type Validate = ValidateFunction & { errors?: ErrorObject[] | null };
@@ -32,9 +33,15 @@ export const markFormBody = (body: unknown): void => {
 
 const BASE = { removeAdditional: false, allErrors: false, useDefaults: true, verbose: true } as const;
 
-/** The path of the first non-finite number in a coerced value, if any. */
+/**
+ * The path of the first number in a coerced value that is not finite, or is an integer past 2^53 (which no
+ * longer stands for the digits sent: "9223372036854775807" would arrive as 9223372036854775808), if any.
+ */
 function nonFinite(value: unknown, path = ''): string | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) ? undefined : path;
+  if (typeof value === 'number')
+    return Number.isFinite(value) && !(Number.isInteger(value) && !Number.isSafeInteger(value))
+      ? undefined
+      : path;
   if (typeof value !== 'object' || value === null) return undefined;
   for (const [key, inner] of Object.entries(value)) {
     const found = nonFinite(inner, `${path}/${key}`);
@@ -43,7 +50,7 @@ function nonFinite(value: unknown, path = ''): string | undefined {
   return undefined;
 }
 
-/** Wraps a coercing validator so that a value coerced to ±Infinity is a validation error. */
+/** Wraps a coercing validator so that a value coerced to ±Infinity (or past 2^53) is a validation error. */
 function finite(validate: Validate): Validate {
   const wrapped = ((data: unknown) => {
     if (!validate(data)) {

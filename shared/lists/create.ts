@@ -138,6 +138,13 @@ export async function createList(deps: CreateListDeps, input: CreateListInput): 
   return { list, created: true, decision: held.charge?.decision ?? null };
 }
 
+/**
+ * The longest cell accepted as an address, in UTF-8 bytes. A valid address is at most 254 octets; longer ones are
+ * kept (and judged invalid) up to this bound. Past it the list is refused: the address is indexed, and PostgreSQL
+ * cannot index a value of a few kilobytes ("index row requires … bytes").
+ */
+export const MAX_LIST_ENTRY_BYTES = 1024;
+
 /** Writes the entries as rows in batches; one batch is written while the next is parsed. */
 async function writeEntries(tx: Executor, id: string, input: CreateListInput): Promise<void> {
   let batch: NewRow[] = [];
@@ -152,6 +159,10 @@ async function writeEntries(tx: Executor, id: string, input: CreateListInput): P
     row += 1;
     if (row > input.maxAddresses)
       throw new ListTooLargeError(`A list holds at most ${input.maxAddresses} addresses`);
+    if (Buffer.byteLength(entry.email) > MAX_LIST_ENTRY_BYTES)
+      throw new ValidationError(
+        `Address ${row} of the list is longer than ${MAX_LIST_ENTRY_BYTES} bytes (a valid one has at most 254)`,
+      );
     batch.push({ row, ...addressKey(entry.email), fields: entry.fields });
     if (batch.length >= INSERT_BATCH) {
       await write(batch);

@@ -97,8 +97,11 @@ export const ResultsResponse = Type.Object({
 
 export const ListParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
 
+/** Page numbers past this are refused rather than sent to PostgreSQL as offsets past int8 (as on the Q&A API). */
+export const MAX_PAGE = 1_000_000;
+
 export const PageQuery = Type.Object({
-  page: Type.Integer({ minimum: 1, default: 1, description: '1-based page number' }),
+  page: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1, description: '1-based page number' }),
   limit: Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Items per page (1-100)' }),
 });
 
@@ -110,7 +113,7 @@ export const ResultsQuery = Type.Object({
   status: Type.Optional(
     Type.String({ maxLength: 100, description: 'Comma-separated statuses to keep, e.g. valid,risky' }),
   ),
-  page: Type.Integer({ minimum: 1, default: 1 }),
+  page: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 }),
   limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
 });
 

@@ -1,6 +1,6 @@
 import { StringDecoder } from 'node:string_decoder';
 import { PassThrough, Transform, type Readable, type Writable } from 'node:stream';
-import { parse } from 'csv-parse';
+import { CsvError, parse } from 'csv-parse';
 import { ListTooLargeError, type ListEntry } from '../../../shared/lists/create.js';
 import { ValidationError } from '../../../shared/errors.js';
 
@@ -135,9 +135,8 @@ function csvSource(body: Readable, options: UploadOptions): UploadSource {
         yield { email: record[index] ?? '', fields: record };
       }
     } catch (err) {
-      const code = (err as { code?: unknown }).code;
-      if (typeof code === 'string' && code.startsWith('CSV_'))
-        throw new ValidationError(`Malformed CSV: ${(err as Error).message}`);
+      // Every parse error of csv-parse is a CsvError; not every code starts with CSV_ (INVALID_OPENING_QUOTE).
+      if (err instanceof CsvError) throw new ValidationError(`Malformed CSV: ${quoteShort(err.message)}`);
       throw err;
     } finally {
       stop();
@@ -145,6 +144,10 @@ function csvSource(body: Readable, options: UploadOptions): UploadSource {
   }
   return { entries: entries(), columns: () => columns };
 }
+
+/** csv-parse quotes the offending field in its message: at most a short prefix of it is passed on. */
+const quoteShort = (message: string): string =>
+  message.length > 200 ? `${message.slice(0, 200)}…` : message;
 
 const noColumn = () =>
   new ValidationError('No column of addresses found; name it with the email_column query parameter');
