@@ -114,6 +114,10 @@ export function createQueues(
         connection: producerConnection,
         prefix: prefixOf(name),
         defaultJobOptions: catalog[name].defaultJobOptions,
+        // BullMQ keeps the promise of its version check (INFO, sent when the connection is ready): a check that met
+        // the producers' command timeout (Redis slow to answer at start) failed every later call on the queue for
+        // the life of the process. The workers still check the version.
+        skipVersionCheck: true,
       });
       q.on('error', () => {}); // surfaced by the failing call instead
       // job.waitUntilFinished() listens on the queue too: one listener per request waiting on this queue.

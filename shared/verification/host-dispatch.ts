@@ -92,6 +92,8 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
     connection: queueConnection,
     prefix: opts.queuePrefix,
     defaultJobOptions: verifyHostsQueue.defaultJobOptions,
+    // As the producers' queues (shared/queues/producer.ts): a version check that timed out would fail every add.
+    skipVersionCheck: true,
   });
   queue.on('error', (err) => opts.logger?.warn({ err: err.message }, 'verify-hosts queue error'));
   const addJob = async (host: string): Promise<void> => {
