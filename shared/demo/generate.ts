@@ -129,7 +129,7 @@ export async function generateDemo(session: BulkSession, options: DemoOptions): 
     { name: 'updated_at', type: D },
     { name: 'search_vector', type: 'tsvector' },
   ]);
-  // Triggers are off during the load: the search vectors come with the rows (migration 0016).
+  // Triggers are off during the load: the search vectors come with the rows (migration 0017).
   const vectors = new SearchVectors(session);
   const comments = ins('comments', [
     { name: 'id', type: I },

@@ -115,7 +115,7 @@ export async function loadStaged(
   // Questions: the dump's ids; slugs from titles, the first of equal titles keeps the bare slug. The counters
   // (answers, acceptance, tags, votes: the vote rows below sum to the score) are written with the row, as
   // agora_recount() would compute them: an UPDATE afterwards would rewrite every row and its search vector. With
-  // triggers off the search vector is computed here too, by the function its trigger uses (migration 0016).
+  // triggers off the search vector is computed here too, by the function its trigger uses (migration 0017).
   const questions = await one(
     session,
     `WITH slugged AS (

@@ -29,7 +29,7 @@ async function snapshot(database: Database) {
            (SELECT count(*) FROM votes) AS votes, (SELECT count(*) FROM question_tags) AS question_tags`);
 }
 
-/** Posts whose search vector differs from what its trigger (migration 0016) would compute. */
+/** Posts whose search vector differs from what its trigger (migration 0017) would compute. */
 async function wrongVectors(database: Database) {
   const [row] = await database.query(sql`
     SELECT (SELECT count(*) FROM questions WHERE search_vector IS DISTINCT FROM agora_question_vector(title, tag_names, content))::int AS q,

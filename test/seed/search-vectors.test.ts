@@ -6,7 +6,7 @@ import { seedDatabase } from '../../shared/demo/seed.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 
 /**
- * Search vectors are filled by a trigger (migration 0016) and, in bulk loads with triggers off, by the loader: the
+ * Search vectors are filled by a trigger (migration 0017) and, in bulk loads with triggers off, by the loader: the
  * seed computes them in Node (shared/db/bulk/search-vectors.ts). A wrong vector breaks search silently, so each
  * is compared with agora_question_vector / agora_answer_vector, the trigger's definition.
  */

@@ -2,7 +2,7 @@ import { arrayLiteral } from './array-literal.js';
 import type { BulkSession } from './session.js';
 
 /**
- * The search vectors of migration 0016 (agora_question_vector, agora_answer_vector), computed in Node for bulk
+ * The search vectors of migration 0017 (agora_question_vector, agora_answer_vector), computed in Node for bulk
  * loaders, which write with triggers off: to_tsvector is most of PostgreSQL's time in a seed, and seeded text
  * repeats a small vocabulary. PostgreSQL's parser never lets a token span ASCII whitespace (only `<…>` tags do,
  * and text holding `<` is refused below), so to_tsvector of a text is that of its whitespace-separated chunks,
