@@ -1,5 +1,6 @@
 import { arrayLiteral } from '../db/bulk/array-literal.js';
 import { BatchInserter } from '../db/bulk/insert.js';
+import { SearchVectors } from '../db/bulk/search-vectors.js';
 import type { BulkSession } from '../db/bulk/session.js';
 import { makeUser } from './people.js';
 import { Random } from './prng.js';
@@ -105,6 +106,7 @@ export async function generateDemo(session: BulkSession, options: DemoOptions): 
     { name: 'tag_names', type: 'text[]' },
     { name: 'created_at', type: D },
     { name: 'updated_at', type: D },
+    { name: 'search_vector', type: 'tsvector' },
   ]);
   // With the question's sort keys (migration 0009), so that the load needs no per-row lookup to fill them.
   const questionTags = ins('question_tags', [
@@ -125,7 +127,10 @@ export async function generateDemo(session: BulkSession, options: DemoOptions): 
     { name: 'accepted_at', type: D },
     { name: 'created_at', type: D },
     { name: 'updated_at', type: D },
+    { name: 'search_vector', type: 'tsvector' },
   ]);
+  // Triggers are off during the load: the search vectors come with the rows (migration 0017).
+  const vectors = new SearchVectors(session);
   const comments = ins('comments', [
     { name: 'id', type: I },
     { name: 'question_id', type: I },
@@ -256,6 +261,7 @@ export async function generateDemo(session: BulkSession, options: DemoOptions): 
       arrayLiteral(tagNames),
       new Date(created),
       new Date(updated),
+      await vectors.question(title, tagNames, content),
     ]);
     for (const name of tagNames)
       await questionTags.add([id, tagIds.get(name)!, new Date(created), score, views, answerCount]);
@@ -273,6 +279,7 @@ export async function generateDemo(session: BulkSession, options: DemoOptions): 
         k === accepted ? new Date(a.created) : null,
         new Date(a.created),
         new Date(a.created),
+        await vectors.answer(a.content),
       ]);
       await addComments({ answer: a.id }, topic, a.created, 0.5);
     }

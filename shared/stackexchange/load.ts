@@ -114,7 +114,8 @@ export async function loadStaged(
 
   // Questions: the dump's ids; slugs from titles, the first of equal titles keeps the bare slug. The counters
   // (answers, acceptance, tags, votes: the vote rows below sum to the score) are written with the row, as
-  // agora_recount() would compute them: an UPDATE afterwards would rewrite every row and its search vector.
+  // agora_recount() would compute them: an UPDATE afterwards would rewrite every row and its search vector. With
+  // triggers off the search vector is computed here too, by the function its trigger uses (migration 0017).
   const questions = await one(
     session,
     `WITH slugged AS (
@@ -124,18 +125,18 @@ export async function loadStaged(
        FROM se_answers a JOIN se_questions q ON q.id = a.parent GROUP BY a.parent),
      upserted AS (
        INSERT INTO questions (id, title, slug, content, author_id, votes, views, answers_count, has_accepted,
-                              tag_names, created_at, updated_at)
+                              tag_names, created_at, updated_at, search_vector)
        SELECT q.id, q.title,
               CASE WHEN q.slug_base = '' THEN 'question-' || q.id WHEN q.nth > 1 THEN q.slug_base || '-' || q.id ELSE q.slug_base END,
               q.body, ${author('q')}, q.score, q.views, coalesce(c.n, 0), coalesce(c.accepted, false),
-              coalesce((SELECT array_agg(DISTINCT t.name ORDER BY t.name) FROM unnest(string_to_array(q.tags, '|')) AS n(name)
-                        JOIN tags t ON t.name = n.name), '{}'),
-              q.created, q.edited
+              tn.names, q.created, q.edited, agora_question_vector(q.title, tn.names, q.body)
        FROM slugged q LEFT JOIN answered c ON c.id = q.id
+       CROSS JOIN LATERAL (SELECT coalesce(array_agg(DISTINCT t.name ORDER BY t.name), '{}') AS names
+                           FROM unnest(string_to_array(q.tags, '|')) AS n(name) JOIN tags t ON t.name = n.name) tn
        ON CONFLICT (id) DO UPDATE SET title = EXCLUDED.title, slug = EXCLUDED.slug, content = EXCLUDED.content,
          author_id = EXCLUDED.author_id, votes = EXCLUDED.votes, views = EXCLUDED.views,
          answers_count = EXCLUDED.answers_count, has_accepted = EXCLUDED.has_accepted, tag_names = EXCLUDED.tag_names,
-         created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at
+         created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at, search_vector = EXCLUDED.search_vector
        RETURNING 1)
      SELECT count(*) AS n FROM upserted`,
   );
@@ -148,21 +149,22 @@ export async function loadStaged(
      WHERE s.tags <> ''`,
   );
 
-  // Answers: accepted when their question names them. Clear old flags first: the one-accepted-answer index
-  // is checked row by row, and a newer dump may have moved the acceptance.
+  // Answers: accepted when their question names them; search vectors computed as for the questions. Clear old
+  // flags first: the one-accepted-answer index is checked row by row, and a newer dump may have moved the acceptance.
   await session.query(
     `UPDATE answers SET is_accepted = false WHERE is_accepted AND question_id IN (SELECT id FROM se_questions)`,
   );
   const answers = await one(
     session,
     `WITH upserted AS (
-       INSERT INTO answers (id, question_id, author_id, content, votes, is_accepted, accepted_at, created_at, updated_at)
+       INSERT INTO answers (id, question_id, author_id, content, votes, is_accepted, accepted_at, created_at, updated_at,
+                            search_vector)
        SELECT a.id, a.parent, ${author('a')}, a.body, a.score, q.accepted IS NOT DISTINCT FROM a.id,
-              CASE WHEN q.accepted = a.id THEN a.created END, a.created, a.edited
+              CASE WHEN q.accepted = a.id THEN a.created END, a.created, a.edited, agora_answer_vector(a.body)
        FROM se_answers a JOIN se_questions q ON q.id = a.parent
        ON CONFLICT (id) DO UPDATE SET question_id = EXCLUDED.question_id, author_id = EXCLUDED.author_id,
          content = EXCLUDED.content, votes = EXCLUDED.votes, is_accepted = EXCLUDED.is_accepted,
-         created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at
+         created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at, search_vector = EXCLUDED.search_vector
        RETURNING 1)
      SELECT count(*) AS n FROM upserted`,
   );

@@ -29,6 +29,15 @@ async function snapshot(database: Database) {
            (SELECT count(*) FROM votes) AS votes, (SELECT count(*) FROM question_tags) AS question_tags`);
 }
 
+/** Posts whose search vector differs from what its trigger (migration 0017) would compute. */
+async function wrongVectors(database: Database) {
+  const [row] = await database.query(sql`
+    SELECT (SELECT count(*) FROM questions WHERE search_vector IS DISTINCT FROM agora_question_vector(title, tag_names, content))::int AS q,
+           (SELECT count(*) FROM answers WHERE search_vector IS DISTINCT FROM agora_answer_vector(content))::int AS a,
+           (SELECT count(*) FROM questions WHERE search_vector IS NULL)::int AS missing`);
+  return row;
+}
+
 describe('npm run import:stackexchange (beer dump)', () => {
   let runtime: TestRuntime;
   let first: unknown;
@@ -146,10 +155,15 @@ describe('npm run import:stackexchange (beer dump)', () => {
     }
   });
 
+  it('gives imported posts the search vectors their triggers would (the load runs with triggers off)', async () => {
+    expect(await wrongVectors(runtime.database)).toEqual({ q: 0, a: 0, missing: 0 });
+  });
+
   it('is idempotent: a second import leaves the same rows and counts', async () => {
     const run = await runProcess('bin/import-stackexchange.ts', [DUMP], runtime.env);
     expect(run.code, run.output).toBe(0);
     expect(await snapshot(runtime.database)).toEqual(first);
+    expect(await wrongVectors(runtime.database)).toEqual({ q: 0, a: 0, missing: 0 });
   }, 60_000);
 
   it('serves an imported question through the API with its answers and comments', async () => {
@@ -186,6 +200,7 @@ describe('npm run import:stackexchange (beer dump)', () => {
     await runtime.database.query(sql`DELETE FROM questions WHERE id = 900001`);
     await runtime.database.query(sql`SELECT agora_recount()`);
     expect(await snapshot(runtime.database)).toEqual(first);
+    expect(await wrongVectors(runtime.database)).toEqual({ q: 0, a: 0, missing: 0 });
   }, 60_000);
 
   it('rejects a folder that is not a dump with exit 1', async () => {

@@ -5,8 +5,11 @@ import type { BulkSession } from './session.js';
 /** A column of a bulk insert: its name and the PostgreSQL type its values are cast to. */
 export interface Column {
   name: string;
-  /** `text[]` values are array literals themselves (see arrayLiteral), cast per row. */
-  type: 'int' | 'text' | 'bool' | 'timestamptz' | 'smallint' | 'text[]';
+  /**
+   * `text[]` values are array literals themselves (see arrayLiteral), cast per row; `tsvector` values are
+   * tsvector literals (see search-vectors.ts).
+   */
+  type: 'int' | 'text' | 'bool' | 'timestamptz' | 'smallint' | 'text[]' | 'tsvector';
 }
 
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`;

@@ -15,7 +15,7 @@ import {
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 
-// Full-text vectors are generated columns defined in a hand-written migration (0002); drizzle only needs the type.
+// Full-text vectors: hand-written migrations' columns (0002; filled by triggers since 0017); drizzle needs the type.
 export const tsvector = customType<{ data: string }>({ dataType: () => 'tsvector' });
 
 const createdAt = () => timestamp('created_at', { withTimezone: true, mode: 'date' }).notNull().defaultNow();
