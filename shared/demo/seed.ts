@@ -1,7 +1,14 @@
 import type { Database } from '../db/client.js';
 import type { Progress } from '../progress.js';
 import { createIndexes, dropSecondaryIndexes } from '../db/bulk/indexes.js';
-import { countQaRows, QA_TABLES, recount, syncSequences, truncateQa } from '../db/bulk/qa-tables.js';
+import {
+  analyzeQa,
+  countQaRows,
+  QA_TABLES,
+  recount,
+  syncSequences,
+  truncateQa,
+} from '../db/bulk/qa-tables.js';
 import { runBulk } from '../db/bulk/session.js';
 import { syncBadgeCounts } from '../db/bulk/badge-counts.js';
 import { awardDemoBadges } from './badges.js';
@@ -47,6 +54,7 @@ export async function seedDatabase(
       await syncSequences(session);
       // After the indexes: recount's per-user counts look authors up by index.
       await recount(session);
+      await analyzeQa(session);
       return generated;
     },
   );

@@ -1,7 +1,14 @@
 import type { Database } from '../db/client.js';
 import type { Progress } from '../progress.js';
 import { createIndexes, dropSecondaryIndexes } from '../db/bulk/indexes.js';
-import { countQaRows, QA_TABLES, recount, syncSequences, truncateQa } from '../db/bulk/qa-tables.js';
+import {
+  analyzeQa,
+  countQaRows,
+  QA_TABLES,
+  recount,
+  syncSequences,
+  truncateQa,
+} from '../db/bulk/qa-tables.js';
 import { runBulk } from '../db/bulk/session.js';
 import { loadBadgeAwards, type BadgeAwardCounts } from './badge-awards.js';
 import { loadStaged, type LoadCounts } from './load.js';
@@ -54,6 +61,7 @@ export async function importStackExchange(
     await createIndexes(session, indexes);
     await syncSequences(session);
     await recount(session);
+    await analyzeQa(session);
     return { staged, loaded, badges, seconds: Math.round((performance.now() - started) / 100) / 10 };
   });
 }

@@ -87,6 +87,13 @@ describe('npm run seed', { timeout: 120_000 }, () => {
     expect(counts!.profiled_users).toBeGreaterThan(0);
     expect(counts!.iconic_categories).toBe(8);
     expect(counts!.described_tags).toBeGreaterThan(0);
+
+    // The planner's statistics come with the rows (ANALYZE in the load's transaction), not at autovacuum's next pass.
+    const analyzed = await runtime.database.query<{ tablename: string }>(sql`
+      SELECT DISTINCT tablename FROM pg_stats
+      WHERE schemaname = current_schema() AND tablename IN ('questions', 'answers', 'users', 'votes')
+      ORDER BY tablename`);
+    expect(analyzed.map((r) => r.tablename)).toEqual(['answers', 'questions', 'users', 'votes']);
   });
 
   it('leaves counters equal to a recount from the rows, and vote rows summing to post votes', async () => {
