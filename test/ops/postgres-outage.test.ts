@@ -64,7 +64,7 @@ const until = async (what: string, condition: () => Promise<boolean>, timeoutMs 
   }
 };
 
-describe('PostgreSQL stopped under load', { timeout: 240_000 }, () => {
+describe('PostgreSQL stopped under load', { timeout: 360_000 }, () => {
   let pg: PrivatePostgres;
   let database: Database;
   let redis: Redis;
@@ -171,8 +171,11 @@ describe('PostgreSQL stopped under load', { timeout: 240_000 }, () => {
       await sleep(Math.max(0, stoppedAt + OUTAGE_MS - Date.now()));
       await pg.start();
       const answeredBeforeRestart = reads.length;
-      await until('a read answered after the restart', async () =>
-        reads.slice(answeredBeforeRestart).some((r) => r.status === 200),
+      // Seconds alone; on a loaded CI machine (the whole suite beside it) the first 200 once took over a minute.
+      await until(
+        'a read answered after the restart',
+        async () => reads.slice(answeredBeforeRestart).some((r) => r.status === 200),
+        150_000,
       );
     } finally {
       stopLoad = true;
