@@ -127,27 +127,52 @@ export function createQueues(
     return q;
   };
 
-  // QueueEvents must be listening before the job is added, or a fast job's completion is missed.
+  // QueueEvents must be listening before the job is added, or a fast job's completion is missed. Left to itself it
+  // reads from `$`, which Redis resolves only when its first XREAD arrives, after a SETNAME round trip of its own: a
+  // job added and finished in between (a quick worker, a loaded producer) went unnoticed until the waiter's deadline.
+  // So it starts after the stream's last entry as read here, before any job is added. A failed start is forgotten,
+  // so that the next wait tries again rather than failing for the life of the process.
   const queueEvents = (name: CatalogQueue): Promise<QueueEvents> => {
     let e = events.get(name);
     if (!e) {
-      const qe = new QueueEvents(name, {
-        // A blocking reader: the producer's fail-fast command timeout would cut its XREAD BLOCK short and drop
-        // events, so a finished job could go unnoticed until the deadline.
-        connection: duplicateConnection(connection, {
-          maxRetriesPerRequest: null,
-          enableOfflineQueue: true,
-          commandTimeout: undefined,
-        }),
-        prefix: prefixOf(name),
-      });
-      qe.on('error', () => {});
-      // Every request waiting on a job adds listeners here; as many may wait at once as requests are in flight.
-      qe.setMaxListeners(0);
-      e = qe.waitUntilReady().then(() => qe);
+      e = startQueueEvents(name);
       events.set(name, e);
+      e.catch(() => {
+        events.delete(name);
+        completions.delete(name);
+      });
     }
     return e;
+  };
+
+  const startQueueEvents = async (name: CatalogQueue): Promise<QueueEvents> => {
+    const producer = queue(name);
+    await producer.waitUntilReady(); // its connection is the producers'
+    const [last] = (await producerConnection.xrevrange(producer.keys.events!, '+', '-', 'COUNT', 1)) as [
+      string,
+      string[],
+    ][];
+    const qe = new QueueEvents(name, {
+      // A blocking reader: the producer's fail-fast command timeout would cut its XREAD BLOCK short and drop
+      // events, so a finished job could go unnoticed until the deadline.
+      connection: duplicateConnection(connection, {
+        maxRetriesPerRequest: null,
+        enableOfflineQueue: true,
+        commandTimeout: undefined,
+      }),
+      prefix: prefixOf(name),
+      lastEventId: last?.[0] ?? '0-0',
+    });
+    qe.on('error', () => {});
+    // Every request waiting on a job adds listeners here; as many may wait at once as requests are in flight.
+    qe.setMaxListeners(0);
+    try {
+      await qe.waitUntilReady();
+    } catch (err) {
+      await qe.close().catch(() => {});
+      throw err;
+    }
+    return qe;
   };
 
   const completionsOf = (name: CatalogQueue): Promise<Completions> => {

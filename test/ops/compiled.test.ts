@@ -84,7 +84,7 @@ describe('the compiled build', { timeout: 400_000 }, () => {
     const ready = await fetch(`http://127.0.0.1:${port}/ready`, { signal: AbortSignal.timeout(10_000) });
     expect(await ready.json()).toEqual({ status: 'ready', dependencies: { postgres: 'ok', redis: 'ok' } });
 
-    const result = (await runtime.queues.enqueueAndWait('ping', 'echo', { message: 'compiled' }, 30_000)) as {
+    const result = (await runtime.queues.enqueueAndWait('ping', 'echo', { message: 'compiled' }, 90_000)) as {
       worker: number;
     };
     expect(result.worker).toBe(worker.child.pid);

@@ -56,7 +56,9 @@ async function ask(url: string, init: RequestInit = {}): Promise<Answer> {
 /** How long PostgreSQL stays stopped at least (issue 18 item 4). */
 const OUTAGE_MS = 10_000;
 
-const until = async (what: string, condition: () => Promise<boolean>, timeoutMs = 60_000) => {
+// Each phase takes seconds alone; with the whole suite beside it on a loaded 2-core machine, phases have taken over a
+// minute. The bound only says when to give up.
+const until = async (what: string, condition: () => Promise<boolean>, timeoutMs = 150_000) => {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -64,7 +66,7 @@ const until = async (what: string, condition: () => Promise<boolean>, timeoutMs 
   }
 };
 
-describe('PostgreSQL stopped under load', { timeout: 360_000 }, () => {
+describe('PostgreSQL stopped under load', { timeout: 600_000 }, () => {
   let pg: PrivatePostgres;
   let database: Database;
   let redis: Redis;
@@ -171,11 +173,8 @@ describe('PostgreSQL stopped under load', { timeout: 360_000 }, () => {
       await sleep(Math.max(0, stoppedAt + OUTAGE_MS - Date.now()));
       await pg.start();
       const answeredBeforeRestart = reads.length;
-      // Seconds alone; on a loaded CI machine (the whole suite beside it) the first 200 once took over a minute.
-      await until(
-        'a read answered after the restart',
-        async () => reads.slice(answeredBeforeRestart).some((r) => r.status === 200),
-        150_000,
+      await until('a read answered after the restart', async () =>
+        reads.slice(answeredBeforeRestart).some((r) => r.status === 200),
       );
     } finally {
       stopLoad = true;
