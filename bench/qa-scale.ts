@@ -8,6 +8,7 @@
  *
  *   npx tsx bench/qa-scale.ts [--small 20000] [--large 200000] [--duration 3] [--connections 64] [--reuse yes]
  *   npx tsx bench/qa-scale.ts --large 1000000      # the issue's size
+ *   npx tsx bench/qa-scale.ts --reuse yes --only related,answerers   # some reads only
  *
  * `--reuse yes` keeps already seeded agora_scale_small / agora_scale_large databases. Needs PostgreSQL
  * (BENCH_POSTGRES_URL) and Redis (BENCH_REDIS_URL) on loopback. Prints a markdown section for docs/benchmarks.md.
@@ -32,8 +33,10 @@ const args = parseBenchArgs(
     duration: [3, 1, 20],
     connections: [64, 1, 1024],
   },
-  { reuse: 'no' },
+  { reuse: 'no', only: '' },
 );
+/** `--only related,answerers`: the reads whose label contains one of these words (all reads without it). */
+const only = args.only ? args.only.split(',').filter(Boolean) : [];
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
 interface Size {
@@ -171,7 +174,9 @@ async function main() {
     const server = await start(urls[i]!);
     try {
       // Reads are named by the large database's pages; each size measures its own deep pages under that row.
-      const set = await readSet(server, urls[i]!);
+      const set = (await readSet(server, urls[i]!)).filter(
+        ([label]) => only.length === 0 || only.some((word) => label.includes(word)),
+      );
       if (i === 0) labels = set.map(([label]) => label.replace(/page \d+/, 'page N'));
       const measured = new Map<string, Measured>();
       for (const [j, [label, path]] of set.entries()) {

@@ -62,8 +62,13 @@ describe('list totals under concurrent writes', { timeout: 120_000 }, () => {
                     ${Math.floor(Math.random() * 10)}, ${Math.floor(Math.random() * 100)})
             RETURNING id`;
           const chosen = [...new Set([pick(tags), pick(tags), pick(tags)])].filter((t) => t !== undefined);
-          for (const tag of chosen.sort((a, b) => a - b)) {
-            await tx`INSERT INTO question_tags (question_id, tag_id) VALUES (${q!.id}, ${tag})`;
+          if (Math.random() < 0.5) {
+            for (const tag of chosen.sort((a, b) => a - b)) {
+              await tx`INSERT INTO question_tags (question_id, tag_id) VALUES (${q!.id}, ${tag})`;
+            }
+          } else if (chosen.length > 0) {
+            // All at once: one statement whose rows pair with each other (migration 0018's tag pairs).
+            await tx`INSERT INTO question_tags ${tx(chosen.map((tag) => ({ question_id: q!.id, tag_id: tag })))}`;
           }
         } else if (kind <= 5) {
           const question = pick(questions)!;
@@ -81,10 +86,25 @@ describe('list totals under concurrent writes', { timeout: 120_000 }, () => {
           if (Math.random() < 0.2) {
             await tx`DELETE FROM comments WHERE id = (SELECT id FROM comments ORDER BY random() LIMIT 1)`;
           }
+          // Votes on answers move their authors' scores in each of the question's tags (migration 0018).
+          if (Math.random() < 0.5) {
+            await tx`INSERT INTO votes (user_id, answer_id, value)
+                     SELECT ${pick(users)!}, id, ${Math.random() < 0.7 ? 1 : -1} FROM answers
+                     WHERE id IN (SELECT id FROM answers ORDER BY random() LIMIT 2)`;
+          }
         } else if (kind === 6) {
           await tx`DELETE FROM answers WHERE id = (SELECT id FROM answers ORDER BY random() LIMIT 1)`;
         } else if (kind === 7) {
           await tx`DELETE FROM questions WHERE id = ${pick(questions)!}`;
+        } else if (kind === 8 && Math.random() < 0.5) {
+          // A question retagged: one tag taken off, another put on.
+          const question = pick(questions)!;
+          await tx`DELETE FROM question_tags
+                   WHERE (question_id, tag_id) = (SELECT question_id, tag_id FROM question_tags
+                                                  WHERE question_id = ${question} LIMIT 1)`;
+          await tx`INSERT INTO question_tags (question_id, tag_id) VALUES (${question}, ${pick(tags)!})
+                   ON CONFLICT DO NOTHING`;
+          if (Math.random() < 0.3) await tx`DELETE FROM votes WHERE id = (SELECT max(id) FROM votes)`;
         } else if (kind === 8) {
           await tx`UPDATE questions SET category_id = ${Math.random() < 0.3 ? null : pick(categories)!},
                      votes = votes + 1, views = views + 3
@@ -102,6 +122,27 @@ describe('list totals under concurrent writes', { timeout: 120_000 }, () => {
       if (EXPECTED_FAILURES.has((err as { code?: string }).code ?? '')) return false;
       throw err;
     }
+  }
+
+  /** Rows of tag_pairs and tag_answerers that differ from a count over the posts (none where the truth is zero). */
+  async function tagStatisticsMismatches() {
+    const pairs = await sql`
+      WITH truth AS (
+        SELECT x.tag_id, y.tag_id AS other_tag_id, count(*)::int AS questions FROM question_tags x
+        JOIN question_tags y ON y.question_id = x.question_id AND y.tag_id <> x.tag_id GROUP BY 1, 2
+      )
+      SELECT tag_id, other_tag_id, t.questions AS expected, c.questions AS counted
+      FROM truth t FULL JOIN tag_pairs c USING (tag_id, other_tag_id)
+      WHERE t.questions IS DISTINCT FROM c.questions`;
+    const answerers = await sql`
+      WITH truth AS (
+        SELECT qt.tag_id, a.author_id, sum(a.votes)::int AS score, count(*)::int AS answers FROM question_tags qt
+        JOIN answers a ON a.question_id = qt.question_id GROUP BY 1, 2
+      )
+      SELECT tag_id, author_id, t.score, t.answers, c.score AS counted_score, c.answers AS counted_answers
+      FROM truth t FULL JOIN tag_answerers c USING (tag_id, author_id)
+      WHERE (t.score, t.answers) IS DISTINCT FROM (c.score, c.answers)`;
+    return { pairs: [...pairs], answerers: [...answerers] };
   }
 
   it('keeps every list total exact while writers race, and the API reports them', async () => {
@@ -151,6 +192,16 @@ describe('list totals under concurrent writes', { timeout: 120_000 }, () => {
     expect(checks).toMatchObject({ tags: 0, categories: 0, keys: 0 });
     expect(checks!.answers).toBeGreaterThan(0);
 
+    // Migration 0018's tag pairs and tag answerers against what they stand for.
+    expect(await tagStatisticsMismatches()).toEqual({ pairs: [], answerers: [] });
+    const [exercised] = await sql<{ pairs: number; votes: number; scores: number }[]>`
+      SELECT (SELECT count(*) FROM tag_pairs)::int AS pairs,
+             (SELECT count(*) FROM votes WHERE answer_id IS NOT NULL)::int AS votes,
+             (SELECT count(*) FROM tag_answerers WHERE score <> 0)::int AS scores`;
+    expect(exercised!.pairs).toBeGreaterThan(0);
+    expect(exercised!.votes).toBeGreaterThan(0);
+    expect(exercised!.scores).toBeGreaterThan(0);
+
     const total = async (url: string) => (await app.inject(url)).json().data.pagination.total_items as number;
     const count = async (statement: postgres.PendingQuery<{ n: number }[]>) => (await statement)[0]!.n;
     expect(await total('/api/questions')).toBe(await count(sql`SELECT count(*)::int AS n FROM questions`));
@@ -185,7 +236,13 @@ describe('list totals under concurrent writes', { timeout: 120_000 }, () => {
       await tx`INSERT INTO questions (id, title, slug, content, author_id, votes)
                VALUES (${id}, 'Bulk', 'bulk', 'B', (SELECT min(id) FROM users), 42)`;
       await tx`INSERT INTO users (username, display_name) VALUES ('bulk-user', 'Bulk')`;
+      await tx`INSERT INTO question_tags (question_id, tag_id) VALUES (${id}, (SELECT max(id) FROM tags))`;
+      await tx`INSERT INTO answers (question_id, author_id, content, votes)
+               VALUES (${id}, (SELECT min(id) FROM users), 'Bulk answer', 3)`;
     });
+    const missed = await tagStatisticsMismatches();
+    expect(missed.pairs.length).toBeGreaterThan(0);
+    expect(missed.answerers.length).toBeGreaterThan(0);
     const stale =
       await sql`SELECT 1 FROM question_tags qt JOIN questions q ON q.id = qt.question_id WHERE qt.votes <> q.votes`;
     expect(stale.length).toBe(1);
@@ -195,5 +252,6 @@ describe('list totals under concurrent writes', { timeout: 120_000 }, () => {
              (SELECT n FROM list_counts WHERE scope = 'users') = (SELECT count(*) FROM users) AS users,
              (SELECT count(*) FROM question_tags qt JOIN questions q ON q.id = qt.question_id WHERE qt.votes <> q.votes)::int AS keys`;
     expect(after).toEqual({ questions: true, users: true, keys: 0 });
+    expect(await tagStatisticsMismatches()).toEqual({ pairs: [], answerers: [] });
   });
 });

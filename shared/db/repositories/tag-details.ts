@@ -1,7 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { iso, rows } from './pagination.js';
-import { COUNT_BOUND } from './windows.js';
 
 /** One tag with its counts (GET /tags/{slug}). */
 export interface TagDetail {
@@ -19,7 +18,7 @@ export interface RelatedTag {
   name: string;
   slug: string;
   questions_count: number;
-  /** Questions (of those considered) that have both tags. */
+  /** Questions that have both tags. */
   together: number;
 }
 
@@ -31,15 +30,6 @@ export interface TopAnswerer {
   answer_score: number;
   answer_count: number;
 }
-
-/**
- * A tag's newest questions, at most COUNT_BOUND of them, from its question_tags index: the related tags and the
- * all-time top answerers are counted over these, so their cost is bounded whatever the tag's size; below the bound
- * (every tag of most sites) they are exact.
- */
-const considered = (tagId: number) =>
-  sql`(SELECT question_id FROM question_tags WHERE tag_id = ${tagId}
-       ORDER BY created_at DESC NULLS LAST, question_id DESC NULLS LAST LIMIT ${COUNT_BOUND})`;
 
 export function tagDetailsRepository(db: Db) {
   return {
@@ -55,29 +45,36 @@ export function tagDetailsRepository(db: Db) {
       return row;
     },
 
-    /** The tags that share questions with this one, most shared first, then tag id. */
+    /**
+     * The tags that share questions with this one, most shared first, then tag id: a range of the pair counts kept
+     * by migration 0018's triggers.
+     */
     async related(tagId: number, limit: number): Promise<RelatedTag[]> {
       return rows<RelatedTag>(
         db,
-        sql`SELECT t.id, t.name, t.slug, t.questions_count, count(*)::int AS together
-            FROM ${considered(tagId)} s
-            JOIN question_tags qt ON qt.question_id = s.question_id AND qt.tag_id <> ${tagId}
-            JOIN tags t ON t.id = qt.tag_id
-            GROUP BY t.id ORDER BY together DESC, t.id ASC LIMIT ${limit}`,
+        sql`SELECT t.id, t.name, t.slug, t.questions_count, p.questions AS together
+            FROM (SELECT other_tag_id, questions FROM tag_pairs WHERE tag_id = ${tagId}
+                  ORDER BY questions DESC, other_tag_id ASC LIMIT ${limit}) p
+            JOIN tags t ON t.id = p.other_tag_id
+            ORDER BY p.questions DESC, t.id ASC`,
       );
     },
 
     /**
-     * Users by the score of their answers in the tag (then answer count, then user id). `month`: answers posted in
-     * the last 30 days (read from the answers' date index); `all_time`: answers to the tag's considered questions.
+     * Users by the score of their answers in the tag (then answer count, then user id). `all_time`: a range of the
+     * per-author sums kept by migration 0018's triggers; `month`: answers posted in the last 30 days, summed from the
+     * answers' date index.
      */
     async topAnswerers(tagId: number, period: TopAnswererPeriod, limit: number): Promise<TopAnswerer[]> {
-      const answers =
+      const authors =
         period === 'month'
-          ? sql`SELECT a.author_id, a.votes FROM answers a
-                JOIN question_tags qt ON qt.question_id = a.question_id AND qt.tag_id = ${tagId}
-                WHERE a.created_at >= now() - interval '30 days'`
-          : sql`SELECT a.author_id, a.votes FROM ${considered(tagId)} s JOIN answers a ON a.question_id = s.question_id`;
+          ? sql`SELECT author_id, sum(votes)::int AS answer_score, count(*)::int AS answer_count
+                FROM (SELECT a.author_id, a.votes FROM answers a
+                      JOIN question_tags qt ON qt.question_id = a.question_id AND qt.tag_id = ${tagId}
+                      WHERE a.created_at >= now() - interval '30 days') a
+                GROUP BY author_id`
+          : sql`SELECT author_id, score AS answer_score, answers AS answer_count FROM tag_answerers
+                WHERE tag_id = ${tagId}`;
       const found = await rows<{
         id: number;
         username: string;
@@ -91,8 +88,7 @@ export function tagDetailsRepository(db: Db) {
         // The page of authors is chosen before users are joined: joined first, PostgreSQL hashed every user of the
         // site to order all the tag's authors.
         sql`SELECT u.id, u.username, u.display_name, u.avatar, u.reputation, s.answer_score, s.answer_count
-            FROM (SELECT author_id, sum(votes)::int AS answer_score, count(*)::int AS answer_count
-                  FROM (${answers}) a GROUP BY author_id
+            FROM (SELECT * FROM (${authors}) a
                   ORDER BY answer_score DESC, answer_count DESC, author_id ASC LIMIT ${limit}) s
             JOIN users u ON u.id = s.author_id
             ORDER BY s.answer_score DESC, s.answer_count DESC, u.id ASC`,
