@@ -27,6 +27,7 @@
  * Needs PostgreSQL (BENCH_POSTGRES_URL) and Redis (BENCH_REDIS_URL); database agora_bench_verify_list, recreated.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { Readable } from 'node:stream';
@@ -216,19 +217,32 @@ async function deploy(
   return deployment;
 }
 
-/** Streams the list to POST /lists; resolves with the list id once the service answered 202. */
+/**
+ * Streams the list to POST /lists; resolves with the list id once the service answered 202. A 503 (the service's
+ * Redis or PostgreSQL briefly away, as on a loaded machine) is retried after its Retry-After, as a client would, under
+ * one Idempotency-Key so that a retry cannot create a second list; the retries count in the run's time.
+ */
 async function uploadList(d: Deployment, counts: number[]): Promise<string> {
-  const body = Readable.from(addressLines(counts), { objectMode: false });
-  const res = await fetch(`${d.base}/lists?name=bench`, {
-    method: 'POST',
-    headers: { 'content-type': 'text/plain', 'x-api-key': d.key },
-    body: Readable.toWeb(body) as ReadableStream,
-    duplex: 'half',
-    signal: AbortSignal.timeout(RUN_TIMEOUT_MS),
-  } as RequestInit);
-  const answer = (await res.json()) as { data?: { id: string }; message?: string };
-  if (res.status !== 202 || !answer.data) throw new Error(`POST /lists ${res.status}: ${answer.message}`);
-  return answer.data.id;
+  const idempotencyKey = `bench-${randomUUID()}`;
+  for (let attempt = 1; ; attempt++) {
+    const body = Readable.from(addressLines(counts), { objectMode: false });
+    const res = await fetch(`${d.base}/lists?name=bench`, {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain', 'x-api-key': d.key, 'idempotency-key': idempotencyKey },
+      body: Readable.toWeb(body) as ReadableStream,
+      duplex: 'half',
+      signal: AbortSignal.timeout(RUN_TIMEOUT_MS),
+    } as RequestInit);
+    const answer = (await res.json()) as { data?: { id: string }; message?: string };
+    if (res.status === 503 && attempt < 5) {
+      const seconds = Number(res.headers.get('retry-after')) || 2;
+      console.error(`POST /lists 503 (${answer.message}); retrying in ${seconds} s`);
+      await sleep(seconds * 1000);
+      continue;
+    }
+    if (res.status !== 202 || !answer.data) throw new Error(`POST /lists ${res.status}: ${answer.message}`);
+    return answer.data.id;
+  }
 }
 
 interface ListView {
@@ -238,8 +252,13 @@ interface ListView {
   counts: Record<string, number>;
 }
 
-async function listView(d: Deployment, id: string): Promise<ListView> {
-  const res = await fetch(`${d.base}/lists/${id}`, { headers: { 'x-api-key': d.key } });
+/** The list as the service shows it, or undefined while it answers 503 (polled again). */
+async function listView(d: Deployment, id: string): Promise<ListView | undefined> {
+  const res = await fetch(`${d.base}/lists/${id}`, {
+    headers: { 'x-api-key': d.key },
+    signal: AbortSignal.timeout(30_000),
+  });
+  if (res.status === 503) return undefined;
   return ((await res.json()) as { data: ListView }).data;
 }
 
@@ -247,7 +266,7 @@ async function untilEnded(d: Deployment, id: string): Promise<ListView> {
   const deadline = Date.now() + RUN_TIMEOUT_MS;
   for (;;) {
     const list = await listView(d, id);
-    if (['completed', 'failed', 'cancelled'].includes(list.status)) return list;
+    if (list && ['completed', 'failed', 'cancelled'].includes(list.status)) return list;
     if (Date.now() > deadline) throw new Error(`list ${id} not ended after ${RUN_TIMEOUT_MS} ms`);
     await sleep(250);
   }
@@ -320,12 +339,12 @@ async function main(): Promise<void> {
       log(
         `memory, ${size} addresses: upload ${uploadSeconds.toFixed(1)} s; RSS MiB idle ${idle.join('/')}, ` +
           `upload peak ${duringUpload.join('/')}, then ${MEMORY_SECONDS} s of verification peak ${duringWork.join('/')} ` +
-          `(service/workers); ${list.processed} rows verified by then`,
+          `(service/workers); ${list?.processed ?? '?'} rows verified by then`,
       );
       memoryRows.push(
         `| ${size} | ${uploadSeconds.toFixed(1)} | ${idle[0]} | ${duringUpload[0]} | ${duringWork[0]} | ${idle
           .slice(1)
-          .join(' / ')} | ${duringWork.slice(1).join(' / ')} | ${list.processed} |`,
+          .join(' / ')} | ${duringWork.slice(1).join(' / ')} | ${list?.processed ?? '?'} |`,
       );
     } finally {
       await d.stop();
