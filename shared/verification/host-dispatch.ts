@@ -5,7 +5,7 @@ import { duplicateConnection, type RedisClient } from '../redis.js';
 import { verifyHostsQueue } from '../queues/verify-hosts.js';
 import { InvalidPayloadError, validatePayload } from '../queues/producer.js';
 import type { DispatchTimers } from './dispatch-timers.js';
-import { drainHost, type DrainDeps, type DrainReport } from './host-drainer.js';
+import { drainHost, wakeOne, type DrainDeps, type DrainReport } from './host-drainer.js';
 import {
   createHostQueue,
   hostWakeChannel,
@@ -140,13 +140,7 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
   subscriber?.on('error', () => {}); // reconnects and resubscribes by itself; meanwhile lingers end by time
   // One lingering lane per announcement: a lane that finds more than its share waiting wakes another of its job
   // (host-drainer.ts), so a push of a few items costs one take, not one per lane.
-  subscriber?.on('message', (_channel: string, host: string) => {
-    const listeners = pushListeners.get(host);
-    const first = listeners?.values().next().value;
-    if (!first) return;
-    listeners!.delete(first);
-    first();
-  });
+  subscriber?.on('message', (_channel: string, host: string) => wakeOne(pushListeners.get(host)));
   void subscriber?.subscribe(hostWakeChannel(opts.keyPrefix)).catch(() => {});
 
   function nextPush(host: string): { promise: Promise<void>; cancel(): void } {

@@ -50,6 +50,14 @@ export interface DrainReport {
   ownedElsewhere: boolean;
 }
 
+/** Wakes the longest-waiting of a set of listeners, if any, and forgets it: one wake-up per event, not a stampede. */
+export function wakeOne(listeners: Set<() => void> | undefined): void {
+  const first = listeners?.values().next().value;
+  if (!first) return;
+  listeners!.delete(first);
+  first();
+}
+
 export async function drainHost(host: string, deps: DrainDeps): Promise<DrainReport> {
   const { job } = deps;
   const restored = await deps.queue.restore(host, job);
@@ -87,13 +95,7 @@ export async function drainHost(host: string, deps: DrainDeps): Promise<DrainRep
   // Lanes of this job lingering for work: a lane that takes its share while more waits wakes one of them (the
   // announcement of a push wakes one lingering lane only, host-dispatch.ts).
   const lingering = new Set<() => void>();
-  const wakeSibling = (): void => {
-    const wake = lingering.values().next().value;
-    if (wake) {
-      lingering.delete(wake);
-      wake();
-    }
-  };
+  const wakeSibling = (): void => wakeOne(lingering);
 
   async function lane(): Promise<void> {
     let idleSince = Date.now();
