@@ -205,6 +205,12 @@ export function qaWrites(db: Db, config: Pick<Config, 'qa' | 'publicUrl'>) {
     /** Sets the actor's vote on a post to 1, -1 or 0 (none); returns the post's new score and the vote. */
     async vote(actor: Actor, kind: PostKind, postId: number, value: VoteValue) {
       return transaction(async (repos) => {
+        // An answer's vote moves its author's score in the question's tags (migration 0018), whose trigger locks the
+        // question: taken first here, in the lock order of every write (post-writes.ts).
+        if (kind === 'answer') {
+          const found = await repos.posts.findAnswer(postId);
+          if (found) await repos.posts.lockQuestion(found.questionId);
+        }
         const post =
           kind === 'question' ? await repos.posts.lockQuestion(postId) : await repos.posts.lockAnswer(postId);
         if (!post) throw new NotFoundError(kind === 'question' ? 'Question not found' : 'Answer not found');
