@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
+import { LIST_CHUNK_ADDRESSES } from '../../queues/verify-lists.js';
 import { arrayLiteral } from '../bulk/array-literal.js';
 import { iso } from './pagination.js';
 import { rows, type Executor } from './rows.js';
@@ -106,7 +107,8 @@ export async function insertRows(db: Executor, listId: string, batch: readonly N
 
 /**
  * Once every row is in: the distinct addresses (the first spelling of each is the one probed) and the list's
- * totals. The domain is what follows the last '@' of the key, so a domain's addresses are claimed together.
+ * totals. The domain is what follows the last '@' of the key; the claim order keeps a domain's addresses together in
+ * blocks of a chunk's size.
  */
 export async function finishUpload(
   db: Executor,
@@ -115,10 +117,15 @@ export async function finishUpload(
 ): Promise<{ total: number; unique: number }> {
   await run(
     db,
-    sql`INSERT INTO verification_list_addresses (list_id, address, email, domain)
-        SELECT DISTINCT ON (address) list_id, address, email, coalesce(substring(address FROM '@([^@]*)$'), '')
-        FROM verification_list_rows WHERE list_id = ${listId}
-        ORDER BY address, row`,
+    // The claim order (migration 0019): a domain's addresses in blocks of a chunk's size, each block placed by a
+    // hash of the domain and its number, so that a large domain's blocks are spread over the list's whole run.
+    sql`INSERT INTO verification_list_addresses (list_id, address, email, domain, claim_order)
+        SELECT list_id, address, email, domain,
+               hashtext(domain || ':' || (row_number() OVER (PARTITION BY domain ORDER BY address) - 1) / ${LIST_CHUNK_ADDRESSES})
+        FROM (SELECT DISTINCT ON (address) list_id, address, email,
+                     coalesce(substring(address FROM '@([^@]*)$'), '') AS domain
+              FROM verification_list_rows WHERE list_id = ${listId}
+              ORDER BY address, row) d`,
   );
   const [totals] = await run<{ total: number; unique: number }>(
     db,
@@ -283,7 +290,8 @@ export interface ClaimedAddress {
 
 /**
  * Inside the caller's transaction, with the list locked: the addresses of chunk `chunk` still unverified. A chunk
- * that never claimed anything claims up to `size` unclaimed addresses, a domain's together; a chunk retried after a
+ * that never claimed anything claims up to `size` unclaimed addresses in their claim order (whole blocks of a
+ * domain's addresses, large domains' blocks spread over the list: migration 0019); a chunk retried after a
  * crash finds the ones it claimed, minus those whose results were already stored or that wait for a retry.
  */
 export async function claimChunk(
@@ -304,7 +312,8 @@ export async function claimChunk(
     db,
     sql`UPDATE verification_list_addresses a SET chunk = ${chunk}
         FROM (SELECT address FROM verification_list_addresses
-              WHERE list_id = ${listId} AND chunk IS NULL ORDER BY domain, address LIMIT ${size}) c
+              WHERE list_id = ${listId} AND chunk IS NULL
+              ORDER BY claim_order NULLS FIRST, domain, address LIMIT ${size}) c
         WHERE a.list_id = ${listId} AND a.address = c.address
         RETURNING a.address, a.email`,
   );

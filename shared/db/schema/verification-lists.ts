@@ -88,6 +88,8 @@ export const verificationListAddresses = pgTable(
     email: text('email').notNull(),
     domain: text('domain').notNull(),
     chunk: integer('chunk'),
+    /** Where the address comes in the list's chunks (migration 0019). */
+    claimOrder: integer('claim_order'),
     verified: boolean('verified').notNull().default(false),
     retryAt: timestamp('retry_at', { withTimezone: true }),
     deferrals: integer('deferrals').notNull().default(0),
@@ -96,7 +98,7 @@ export const verificationListAddresses = pgTable(
   (t) => [
     primaryKey({ name: 'verification_list_addresses_pkey', columns: [t.listId, t.address] }),
     index('verification_list_addresses_unclaimed_idx')
-      .on(t.listId, t.domain, t.address)
+      .on(t.listId, sql`${t.claimOrder} NULLS FIRST`, t.domain, t.address)
       .where(sql`${t.chunk} IS NULL`),
     index('verification_list_addresses_pending_idx')
       .on(t.listId, t.chunk)
