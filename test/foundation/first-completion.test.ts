@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import { Worker } from 'bullmq';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createQueues } from '../../shared/queues/producer.js';
 import { connectRedis } from '../../shared/redis.js';
 import { REDIS_URL } from '../support/postgres.js';
 import { deleteKeys } from '../support/runtime.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
 
 // The first job a producer waits for on a queue, finished by a quick worker before the producer's QueueEvents has
 // sent its first XREAD: on a loaded machine the SETNAME round trip BullMQ makes first can take that long. The real
@@ -15,42 +15,26 @@ import { deleteKeys } from '../support/runtime.js';
 const HOLD_MS = 1_500;
 
 async function setnameHoldingProxy(target: URL, marker: string) {
-  const sockets = new Set<net.Socket>();
   let held = 0;
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port || 6379), target.hostname);
-    sockets.add(client).add(upstream);
+  const proxy = await startTcpProxy(target, () => {
     let queue: Buffer[] | undefined;
-    client.on('data', (chunk: Buffer) => {
-      const text = chunk.toString('latin1');
-      if (!queue && /setname/i.test(text) && text.includes(marker)) {
-        held++;
-        queue = [];
-        setTimeout(() => {
-          for (const c of queue ?? []) upstream.write(c);
-          queue = undefined;
-        }, HOLD_MS).unref();
-      }
-      if (queue) queue.push(chunk);
-      else upstream.write(chunk);
-    });
-    upstream.on('data', (chunk: Buffer) => client.write(chunk));
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
+    return {
+      fromClient(chunk, toUpstream) {
+        const text = chunk.toString('latin1');
+        if (!queue && /setname/i.test(text) && text.includes(marker)) {
+          held++;
+          queue = [];
+          setTimeout(() => {
+            for (const c of queue ?? []) toUpstream(c);
+            queue = undefined;
+          }, HOLD_MS).unref();
+        }
+        if (queue) queue.push(chunk);
+        else toUpstream(chunk);
+      },
     };
-    client.on('error', end).on('close', end);
-    upstream.on('error', end).on('close', end);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    held: () => held,
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  return { ...proxy, held: () => held };
 }
 
 describe('the first job waited for on a queue', { timeout: 30_000 }, () => {

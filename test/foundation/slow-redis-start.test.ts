@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createQueues } from '../../shared/queues/producer.js';
 import { connectRedis } from '../../shared/redis.js';
 import { REDIS_URL } from '../support/postgres.js';
 import { deleteKeys } from '../support/runtime.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
 
 // A Redis that answers slowly just after a producer connects (a loaded machine, a failover): the real Redis behind
 // a loopback proxy that, on the first command a connection sends after ioredis's ready check (INFO), holds Redis's
@@ -19,45 +19,33 @@ const INFO = /\r\ninfo\r\n/i;
 async function stallingProxy(
   target: URL,
 ): Promise<{ port: number; stalled: () => boolean; close: () => Promise<void> }> {
-  const sockets = new Set<net.Socket>();
   let stalled = false;
-  const server = net.createServer((client) => {
-    const upstream = net.connect(Number(target.port || 6379), target.hostname);
-    sockets.add(client).add(upstream);
+  const proxy = await startTcpProxy(target, () => {
     let ready = false;
     let held: Buffer[] | undefined;
-    client.on('data', (chunk: Buffer) => {
-      if (!ready) ready = INFO.test(chunk.toString('latin1'));
-      else if (!stalled) {
-        stalled = true;
-        held = [];
-        setTimeout(() => {
-          for (const c of held ?? []) client.write(c);
-          held = undefined;
-        }, STALL_MS).unref();
-      }
-      upstream.write(chunk);
-    });
-    upstream.on('data', (chunk: Buffer) => {
-      if (held) held.push(chunk);
-      else client.write(chunk);
-    });
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
+    let deliver: (chunk: Buffer) => void = () => {};
+    return {
+      fromClient(chunk, toUpstream) {
+        if (!ready) ready = INFO.test(chunk.toString('latin1'));
+        else if (!stalled) {
+          stalled = true;
+          held = [];
+          setTimeout(() => {
+            const release = held ?? [];
+            held = undefined;
+            for (const c of release) deliver(c);
+          }, STALL_MS).unref();
+        }
+        toUpstream(chunk);
+      },
+      fromUpstream(chunk, toClient) {
+        deliver = toClient;
+        if (held) held.push(chunk);
+        else toClient(chunk);
+      },
     };
-    client.on('error', end).on('close', end);
-    upstream.on('error', end).on('close', end);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    stalled: () => stalled,
-    close: async () => {
-      for (const s of sockets) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  return { ...proxy, stalled: () => stalled };
 }
 
 describe('producers after a slow start of Redis', { timeout: 60_000 }, () => {
