@@ -14,7 +14,7 @@ import {
 import { AppError, RateLimitedError, ValidationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { Queues } from '../queues/producer.js';
-import { listLanes } from '../queues/verify-lists.js';
+import { LIST_CHUNK_ADDRESSES, listLanes } from '../queues/verify-lists.js';
 import type { Decision } from '../ratelimit/limiter.js';
 import { parseAddress } from '../verification/index.js';
 import type { Charge, ListBudget } from './budget.js';
@@ -106,7 +106,7 @@ export async function createList(deps: CreateListDeps, input: CreateListInput): 
         maxAgeSec: input.maxAgeSec,
       });
       await writeEntries(tx, id, input);
-      const { unique } = await finishUpload(tx, id, input.columns());
+      const { unique } = await finishUpload(tx, id, input.columns(), LIST_CHUNK_ADDRESSES);
       if (unique === 0) throw new ValidationError('The list holds no addresses');
       uniqueAddresses = unique;
       const charge = await deps.budget.charge(input.keyId, unique);

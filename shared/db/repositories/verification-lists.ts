@@ -1,5 +1,4 @@
 import { sql, type SQL } from 'drizzle-orm';
-import { LIST_CHUNK_ADDRESSES } from '../../queues/verify-lists.js';
 import { arrayLiteral } from '../bulk/array-literal.js';
 import { iso } from './pagination.js';
 import { rows, type Executor } from './rows.js';
@@ -108,12 +107,13 @@ export async function insertRows(db: Executor, listId: string, batch: readonly N
 /**
  * Once every row is in: the distinct addresses (the first spelling of each is the one probed) and the list's
  * totals. The domain is what follows the last '@' of the key; the claim order keeps a domain's addresses together in
- * blocks of a chunk's size.
+ * blocks of `blockSize` (a chunk's size).
  */
 export async function finishUpload(
   db: Executor,
   listId: string,
   columns: string[] | null,
+  blockSize: number,
 ): Promise<{ total: number; unique: number }> {
   await run(
     db,
@@ -121,7 +121,7 @@ export async function finishUpload(
     // hash of the domain and its number, so that a large domain's blocks are spread over the list's whole run.
     sql`INSERT INTO verification_list_addresses (list_id, address, email, domain, claim_order)
         SELECT list_id, address, email, domain,
-               hashtext(domain || ':' || (row_number() OVER (PARTITION BY domain ORDER BY address) - 1) / ${LIST_CHUNK_ADDRESSES})
+               hashtext(domain || ':' || (row_number() OVER (PARTITION BY domain ORDER BY address) - 1) / ${blockSize})
         FROM (SELECT DISTINCT ON (address) list_id, address, email,
                      coalesce(substring(address FROM '@([^@]*)$'), '') AS domain
               FROM verification_list_rows WHERE list_id = ${listId}
