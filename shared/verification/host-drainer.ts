@@ -80,7 +80,11 @@ export async function drainHost(host: string, deps: DrainDeps): Promise<DrainRep
   };
   // Lost ownership (this process stalled past the TTL and another job took the host): stop taking work.
   const lost = new AbortController();
-  const signal = AbortSignal.any([deps.signal, lost.signal]);
+  // A lane failed (Redis unreachable past the client's retries): the attempt ends, and its other lanes with it. A
+  // lane left running would go on taking the host's work under the job's id, beside the next attempt of the same
+  // job, and answer it over the closed session pool (every item `unknown`) for as long as work kept coming.
+  const failed = new AbortController();
+  const signal = AbortSignal.any([deps.signal, lost.signal, failed.signal]);
   const renewal = setInterval(() => {
     deps.queue.renew(host, job).then(
       (owned) => owned || lost.abort(),
@@ -131,6 +135,9 @@ export async function drainHost(host: string, deps: DrainDeps): Promise<DrainRep
         answered = share.taken;
         idleSince = Date.now();
       }
+    } catch (err) {
+      failed.abort(err);
+      throw err;
     } finally {
       if (answered.length > 0) await deps.queue.done(host, answered);
     }
@@ -194,7 +201,10 @@ export async function drainHost(host: string, deps: DrainDeps): Promise<DrainRep
     // (A job added while the previous one was lingering usually finds its work done and ends here at once.)
     while (!signal.aborted && !(released = await deps.queue.release(host, job))) {
       pool ??= deps.sessions();
-      await Promise.all(Array.from({ length: Math.max(1, deps.lanes) }, lane));
+      // Every lane settled before the attempt ends: none outlives the pool or the job's ownership.
+      const lanes = await Promise.allSettled(Array.from({ length: Math.max(1, deps.lanes) }, lane));
+      const failure = lanes.find((l) => l.status === 'rejected');
+      if (failure) throw failure.reason;
     }
   } finally {
     clearInterval(renewal);
@@ -220,6 +230,8 @@ function groupBy<T, K>(items: readonly T[], key: (item: T) => K): Map<K, T[]> {
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  // An abort that came while the lane was waiting for Redis fires no event any more.
+  if (signal.aborted) return Promise.resolve();
   return new Promise((resolve) => {
     const timer = setTimeout(done, ms);
     function done(): void {

@@ -97,3 +97,65 @@ describe('a host job after a takeover', () => {
     expect(report).toMatchObject({ restored: 2, answered: 6, ownedElsewhere: false });
   });
 });
+
+describe('a host job whose lane fails', () => {
+  it('ends with every lane stopped: none goes on taking the host work after the attempt failed', async () => {
+    const queue = createHostQueue({
+      redis: store.redis,
+      keyPrefix: `${store.prefix}failing:`,
+      keyTtlMs: 60_000,
+      claimTtlMs: 5000,
+    });
+    await queue.push(HOST, 'sync', [
+      item('ann@takeover.test', 't-1'),
+      item('ben@takeover.test', 't-2'),
+      item('cat@takeover.test', 't-3'),
+    ]);
+    // Each of the three lanes takes one address; the first to come back for more meets Redis failing (as a command
+    // does once a Cluster client has run out of retries), while the other two linger for more work.
+    let calls = 0;
+    const failing: typeof queue = {
+      ...queue,
+      next: async (...args) => {
+        if (++calls === 4) throw new Error('Too many Cluster redirections');
+        return queue.next(...args);
+      },
+    };
+    const probed: string[] = [];
+    const listeners = new Set<() => void>();
+    const deps: DrainDeps = {
+      queue: failing,
+      job: 'job-1',
+      renewMs: 1000,
+      limits: { maxBatch: 10, minBatch: 1 },
+      lanes: 3,
+      lingerMs: 30_000,
+      takeoverLingerMs: 30_000,
+      nextPush: () => {
+        let listener = (): void => {};
+        const promise = new Promise<void>((resolve) => (listener = resolve));
+        listeners.add(listener);
+        return { promise, cancel: () => listeners.delete(listener) };
+      },
+      sessions: () => ({ close: async () => {} }) as unknown as SessionPool,
+      cached: async () => new Map(),
+      probe: async (_domain, targets) => {
+        probed.push(...targets.map((t) => t.address));
+        return targets.map((): HostReply => ({ kind: 'probed', outcome: null, catchAll: false }));
+      },
+      send: async () => {},
+      signal: new AbortController().signal,
+    };
+    await expect(drainHost(HOST, deps)).rejects.toThrow('Too many Cluster redirections');
+    expect(probed.sort()).toEqual(['ann@takeover.test', 'ben@takeover.test', 'cat@takeover.test']);
+
+    // Work pushed after the failure waits for the job's next attempt: no lane of the failed one takes it.
+    const callsAtFailure = calls;
+    await queue.push(HOST, 'sync', [item('dan@takeover.test', 't-4')]);
+    for (const wake of listeners) wake();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(calls).toBe(callsAtFailure);
+    expect(probed).not.toContain('dan@takeover.test');
+    expect(await queue.waiting(HOST)).toBe(1);
+  });
+});
