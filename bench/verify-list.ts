@@ -3,7 +3,7 @@
  * measuring the same thing whatever the dispatch underneath becomes.
  *
  *   npx tsx bench/verify-list.ts [--size 100000] [--workers 1,2,4] [--delay 50] [--memory 10000,1000000]
- *                                [--memory-seconds 20]
+ *                                [--memory-seconds 20] [--service-heap MiB]
  *
  * The mail world: a Zipf-shaped domain population (domain of rank r gets a share ∝ 1/r^1.1 of the list, at least
  * one address: a few domains with thousands of addresses, a long tail with one or two), size/20 domains, spread
@@ -42,7 +42,12 @@ import { benchEnv, freePort, ROOT, runScript, stopChild, waitFor, waitForHealth 
 import { deleteKeys, REDIS_URL } from './lib/redis.js';
 
 const args = parseBenchArgs(
-  { size: [100_000, 100, 1_000_000], delay: [50, 0, 1000], 'memory-seconds': [20, 0, 600] },
+  {
+    size: [100_000, 100, 1_000_000],
+    delay: [50, 0, 1000],
+    'memory-seconds': [20, 0, 600],
+    'service-heap': [0, 0, 65_536],
+  },
   { workers: '1,2,4', memory: '10000,1000000' },
 );
 const SIZE = args.size;
@@ -56,6 +61,9 @@ const MEMORY_SIZES = args.memory
   .filter(Boolean)
   .map((n) => Math.min(Math.max(Number(n), 100), 1_000_000));
 const MEMORY_SECONDS = args['memory-seconds'];
+// The service's V8 old-space limit in MiB (0: Node's default): what the service's peak RSS is made of, live memory
+// or garbage not collected yet, shows when the limit is lowered.
+const SERVICE_HEAP_MIB = args['service-heap'];
 
 const HOSTS = 200;
 const MX_CAP = 2;
@@ -176,13 +184,17 @@ async function deploy(
     // Production mode wants a real secret; the bench has no sessions or links to sign.
     APP_SECRET: 'bench-only-secret-bench-only-secret-0123456789',
   };
-  const start = (script: string, scriptArgs: string[]) =>
-    spawn(process.execPath, ['--import', 'tsx', script, ...scriptArgs], {
+  const start = (script: string, scriptArgs: string[], nodeArgs: string[] = []) =>
+    spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script, ...scriptArgs], {
       cwd: ROOT,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'ignore', 'inherit'],
     });
-  const service = start('bin/start.ts', ['--role', 'verify']);
+  const service = start(
+    'bin/start.ts',
+    ['--role', 'verify'],
+    SERVICE_HEAP_MIB > 0 ? [`--max-old-space-size=${SERVICE_HEAP_MIB}`] : [],
+  );
   const base = `http://127.0.0.1:${port}`;
   const workers: ChildProcess[] = [];
   const deployment: Deployment = {
