@@ -75,7 +75,10 @@ export async function startWorkerPool(deps: WorkerDeps, requested: readonly stri
           { deadlineMs },
           'jobs still running at the shutdown deadline are left to other workers',
         );
-      await Promise.all(started.map(({ processor }) => processor.close?.()));
+      // Past the deadline the processors stay open: closing one under a running job would end that job's waits as if
+      // they had timed out (a list chunk would store `unknown` for addresses nobody probed), and waits for its
+      // running work; the process exits instead, and the jobs' locks lapse.
+      if (!late) await Promise.all(started.map(({ processor }) => processor.close?.()));
       connection.disconnect();
     },
   };
