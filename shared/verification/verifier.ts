@@ -183,7 +183,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
       if (indexes) indexes.push(i);
       else byDomain.set(p.domain, [i]);
     });
-    await Promise.all(
+    const domains = await Promise.allSettled(
       [...byDomain].map(async ([domain, indexes]) => {
         const items = indexes.map((i) => parsed[i] as ParsedAddress);
         const verified = verifyOneDomain(domain, items, started, {
@@ -201,8 +201,11 @@ export function createVerifier(opts: VerifierOptions): Verifier {
         items.forEach((p, k) => verdicts.push({ address: p.address, result: groupResults[k]! }));
       }),
     );
-    // One round trip for the whole group, not one per domain.
+    // One round trip for the whole group, not one per domain. When a domain failed (Redis unreachable), the others'
+    // verdicts are still kept: the job's next attempt finds them instead of probing their addresses again.
     await verdictCache.write(verdicts);
+    const failed = domains.find((d) => d.status === 'rejected');
+    if (failed) throw failed.reason;
     return results;
   }
 
