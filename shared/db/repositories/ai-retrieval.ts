@@ -2,7 +2,7 @@ import { inArray, sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
 import type { RetrievedPost } from '../../ai/index.js';
 import { tags } from '../schema/index.js';
-import { anyOf, rareTerms, termMatches } from './word-lookup.js';
+import { anyOf, createTermRarity, lexemesOf, termMatches } from './word-lookup.js';
 
 /**
  * What the AI engine reads from PostgreSQL: duplicate candidates for quality_check, posts for chat, and the tagged
@@ -42,16 +42,17 @@ const parseJson = <T>(value: unknown): T =>
   typeof value === 'string' ? (JSON.parse(value) as T) : (value as T);
 
 export function aiRetrievalRepository(database: Pick<Database, 'db' | 'query'>) {
+  const rarity = createTermRarity((statement) => database.query(statement));
   return {
     /**
      * Questions whose title resembles `text` (a title, or the start of a body), with pg_trgm `similarity` of the titles
      * as the score in [0, 1] (1 = the same trigrams). Candidates come from the full-text index, best 50 first.
      */
     async findSimilarQuestions(text: string): Promise<SimilarQuestionRow[]> {
-      const [found] = await database.query<{ terms: string[] }>(
-        sql`SELECT ${rareTerms(sql`${text}::text`, 'questions', QUERY_TERMS)} AS terms`,
+      const [found] = await database.query<{ lexemes: string[] }>(
+        sql`SELECT ${lexemesOf(sql`${text}::text`)} AS lexemes`,
       );
-      const terms = found?.terms ?? [];
+      const terms = await rarity.rarest(found?.lexemes ?? [], 'questions', QUERY_TERMS);
       if (terms.length === 0) return [];
       const rows = await database.query<{ id: number; title: string; similarity: number }>(sql`
         SELECT c.id, c.title, similarity(c.title, ${text})::float8 AS similarity
@@ -76,11 +77,15 @@ export function aiRetrievalRepository(database: Pick<Database, 'db' | 'query'>) 
      * its own rank plus half its question's, plus a little when accepted; the engine re-ranks by sentences.
      */
     async retrieve(message: string): Promise<RetrievedPostRow[]> {
-      const [found] = await database.query<{ questions: string[]; answers: string[] }>(
-        sql`SELECT ${rareTerms(sql`${message}::text`, 'questions', QUERY_TERMS)} AS questions,
-                   ${rareTerms(sql`${message}::text`, 'answers', QUERY_TERMS)} AS answers`,
+      const [text] = await database.query<{ lexemes: string[] }>(
+        sql`SELECT ${lexemesOf(sql`${message}::text`)} AS lexemes`,
       );
-      if (!found || found.questions.length === 0) return [];
+      const lexemes = text?.lexemes ?? [];
+      const found = {
+        questions: await rarity.rarest(lexemes, 'questions', QUERY_TERMS),
+        answers: await rarity.rarest(lexemes, 'answers', QUERY_TERMS),
+      };
+      if (found.questions.length === 0) return [];
       const inQuestions = sql`${anyOf(found.questions)}::tsquery`;
       const inAnswers = sql`${anyOf(found.answers)}::tsquery`;
       const rows = await database.query<{

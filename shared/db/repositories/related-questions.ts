@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { rows } from './pagination.js';
-import { anyOf, rareTerms, termMatches } from './word-lookup.js';
+import { anyOf, createTermRarity, lexemesOf, termMatches } from './word-lookup.js';
 import { SUMMARY_COLUMNS, toSummary, type QuestionSummary, type SummaryRow } from './question-summaries.js';
 
 /**
@@ -27,6 +27,8 @@ const textArray = (values: readonly string[]) =>
   `{${values.map((v) => `"${v.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join(',')}}`;
 
 export function relatedQuestionsRepository(db: Db) {
+  const rarity = createTermRarity((statement) => rows(db, statement));
+
   /** Questions matching any of `terms` (word-lookup.ts), ranked by full text, the best CANDIDATES reranked by tags. */
   async function ranked(
     terms: readonly string[],
@@ -58,14 +60,15 @@ export function relatedQuestionsRepository(db: Db) {
   return {
     /** Questions like `questionId` (its title and the start of its body), best first; null for an unknown one. */
     async related(questionId: number, limit: number): Promise<ScoredQuestion[] | null> {
-      const [source] = await rows<{ terms: string[]; tag_names: string[] }>(
+      const [source] = await rows<{ lexemes: string[]; tag_names: string[] }>(
         db,
-        sql`SELECT ${rareTerms(sql`title || E'\\n' || left(agora_plain_text(content), ${BODY_CHARS})`, 'questions', QUERY_TERMS)} AS terms,
+        sql`SELECT ${lexemesOf(sql`title || E'\\n' || left(agora_plain_text(content), ${BODY_CHARS})`)} AS lexemes,
                    tag_names
             FROM questions WHERE id = ${questionId}`,
       );
       if (!source) return null;
-      return ranked(source.terms, { exclude: questionId, tagNames: source.tag_names, limit });
+      const terms = await rarity.rarest(source.lexemes, 'questions', QUERY_TERMS);
+      return ranked(terms, { exclude: questionId, tagNames: source.tag_names, limit });
     },
 
     /** Questions whose title and body resemble `title`, boosted by the tags (slugs) given, best first. */
@@ -79,11 +82,12 @@ export function relatedQuestionsRepository(db: Db) {
                 sql`SELECT name FROM tags WHERE slug = ANY(${textArray(tagSlugs)}::text[])`,
               )
             ).map((t) => t.name);
-      const [found] = await rows<{ terms: string[] }>(
+      const [found] = await rows<{ lexemes: string[] }>(
         db,
-        sql`SELECT ${rareTerms(sql`${title}::text`, 'questions', QUERY_TERMS)} AS terms`,
+        sql`SELECT ${lexemesOf(sql`${title}::text`)} AS lexemes`,
       );
-      return ranked(found?.terms ?? [], { exclude: 0, tagNames, title, limit });
+      const terms = await rarity.rarest(found?.lexemes ?? [], 'questions', QUERY_TERMS);
+      return ranked(terms, { exclude: 0, tagNames, title, limit });
     },
   };
 }
