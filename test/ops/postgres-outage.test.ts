@@ -58,10 +58,15 @@ const OUTAGE_MS = 10_000;
 
 // Each phase takes seconds alone; with the whole suite beside it on a loaded 2-core machine, phases have taken over a
 // minute. The bound only says when to give up.
-const until = async (what: string, condition: () => Promise<boolean>, timeoutMs = 150_000) => {
+const until = async (
+  what: string,
+  condition: () => Promise<boolean>,
+  timeoutMs = 150_000,
+  detail: () => string = () => '',
+) => {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} ${detail()}`.trim());
     await sleep(250);
   }
 };
@@ -162,12 +167,21 @@ describe('PostgreSQL stopped under load', { timeout: 600_000 }, () => {
       const views = viewCounter(redis, prefix);
       for (let i = 0; i < 25; i++) await views.record(questionId);
       ready = await ask(`${base}/ready`);
+      const met = {
+        'a refused read': () => reads.some((r) => r.status === 503),
+        'a refused write': () => writes.some((w) => w.answer.status === 503),
+        'a flush put back': () => worker.output().includes('database unavailable; job put back'),
+      };
+      const unmet = () => Object.keys(met).filter((what) => !met[what as keyof typeof met]());
+      // The timeout's message names what never came (with the statuses seen), not only that something did not.
       await until(
-        'a refused read, a refused write and a flush put back',
-        async () =>
-          reads.some((r) => r.status === 503) &&
-          writes.some((w) => w.answer.status === 503) &&
-          worker.output().includes('database unavailable; job put back'),
+        'the outage to be met',
+        async () => unmet().length === 0,
+        undefined,
+        () =>
+          `${unmet().join(', ')}; read statuses ${[...new Set(reads.map((r) => r.status))].join('/')}, ` +
+          `write statuses ${[...new Set(writes.map((w) => w.answer.status))].join('/')}; ` +
+          `worker output: ${worker.output().slice(-1500)}`,
       );
       // Issue 18 item 4: the server stays away for 10 s at least, under the load, whatever the conditions took.
       await sleep(Math.max(0, stoppedAt + OUTAGE_MS - Date.now()));
