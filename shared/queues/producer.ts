@@ -106,6 +106,8 @@ export function createQueues(
   producerConnection.on('error', () => {}); // the failing call reports it
   const events = new Map<CatalogQueue, Promise<QueueEvents>>();
   const completions = new Map<CatalogQueue, Promise<Completions>>();
+  // Every listener created, ready or not: close() ends them without waiting for a start that waits on Redis.
+  const listeners = new Set<QueueEvents>();
 
   const queue = (name: CatalogQueue): Queue => {
     let q = queues.get(name);
@@ -163,12 +165,14 @@ export function createQueues(
       prefix: prefixOf(name),
       lastEventId: last?.[0] ?? '0-0',
     });
+    listeners.add(qe);
     qe.on('error', () => {});
     // Every request waiting on a job adds listeners here; as many may wait at once as requests are in flight.
     qe.setMaxListeners(0);
     try {
       await qe.waitUntilReady();
     } catch (err) {
+      listeners.delete(qe);
       await qe.close().catch(() => {});
       throw err;
     }
@@ -184,12 +188,32 @@ export function createQueues(
     return c;
   };
 
+  /**
+   * The queue's completions once its listener is ready, or a 503 at `deadline`: the first wait on a queue starts the
+   * listener, and that start waits for Redis as long as Redis is away. The start goes on for the next request.
+   */
+  const completionsBy = async (name: CatalogQueue, deadline: number): Promise<Completions> => {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () => reject(new ServiceUnavailableError(`The ${name} queue could not be reached in time`)),
+        Math.max(0, deadline - Date.now()),
+      );
+    });
+    try {
+      return await Promise.race([completionsOf(name), late]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
   const enqueueAllAndWait: Queues['enqueueAllAndWait'] = async (name, job, jobs, deadlineMs) => {
     for (const { payload } of jobs) validatePayload(name, job, payload);
-    const waiting = await completionsOf(name);
+    const deadline = Date.now() + deadlineMs;
+    const waiting = await completionsBy(name, deadline);
     const outcomes = await waiting.waitFor(
       jobs.map((j) => j.jobId),
-      deadlineMs,
+      Math.max(0, deadline - Date.now()),
       () => queue(name).addBulk(jobs.map((j) => ({ name: job, data: j.payload, opts: { jobId: j.jobId } }))),
     );
     return outcomes.map((outcome) => checkOutcome(name, job, outcome));
@@ -208,8 +232,9 @@ export function createQueues(
       // The id is chosen here so that the wait is registered before the job exists.
       const jobId = options?.jobId ?? randomUUID();
       validatePayload(name, job, payload);
-      const waiting = await completionsOf(name);
-      const [raw] = await waiting.waitFor([jobId], deadlineMs, () =>
+      const deadline = Date.now() + deadlineMs;
+      const waiting = await completionsBy(name, deadline);
+      const [raw] = await waiting.waitFor([jobId], Math.max(0, deadline - Date.now()), () =>
         queue(name).add(job, payload, { ...options, jobId }),
       );
       const outcome = raw && checkOutcome(name, job, raw);
@@ -218,9 +243,9 @@ export function createQueues(
       throw new ServiceUnavailableError(`The ${name} job did not finish within ${deadlineMs} ms`);
     },
     async close() {
-      for (const c of completions.values()) (await c.catch(() => undefined))?.close();
-      const all = await Promise.all([...events.values()].map((p) => p.catch(() => undefined)));
-      await Promise.all(all.map((qe) => qe?.close().catch(() => {})));
+      // A start still waiting for Redis is not awaited: its listener is closed below, which ends the start.
+      for (const c of completions.values()) void c.then((done) => done.close()).catch(() => {});
+      await Promise.all([...listeners].map((qe) => qe.close().catch(() => {})));
       await Promise.all([...queues.values()].map((q) => q.close().catch(() => {})));
       producerConnection.disconnect();
     },
