@@ -24,6 +24,10 @@ export interface AddressedReply {
 const STREAM_MAX_ENTRIES = 10_000;
 // How long one blocking read waits before looking again whether the inbox was closed.
 const READ_BLOCK_MS = 1000;
+// How long past its block a read may stay unanswered before its connection is taken for dead and opened again: a
+// Redis node gone without a word (no reset) would otherwise hold the read until TCP gives up, many minutes in which
+// every reply to this process is lost.
+const READ_STALL_MS = 5000;
 
 /**
  * Sends replies, one stream entry per requester. Plain commands, not a pipeline of their own: on an auto-pipelined
@@ -71,6 +75,7 @@ export function createReplyInbox(redis: RedisClient, keyPrefix: string): ReplyIn
 
   const loop = (async () => {
     while (!closed) {
+      const stalled = setTimeout(() => reader.disconnect(true), READ_BLOCK_MS + READ_STALL_MS);
       try {
         const read = (await reader.xread(
           'COUNT',
@@ -95,6 +100,8 @@ export function createReplyInbox(redis: RedisClient, keyPrefix: string): ReplyIn
         }
       } catch {
         if (!closed) await new Promise((resolve) => setTimeout(resolve, 100));
+      } finally {
+        clearTimeout(stalled);
       }
     }
   })();
