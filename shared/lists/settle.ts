@@ -7,13 +7,13 @@ import {
   type Executor,
   type RetryPolicy,
 } from '../db/repositories/verification-lists.js';
-import type { VerificationResult } from '../verification/index.js';
+import { isUnanswered, type VerificationResult } from '../verification/index.js';
 import { recordEnd } from './end.js';
 
 /**
  * What becomes of a list's probed addresses, shared by its chunks and its retries: a temporary deferral by the remote
- * host (greylisting, another temporary 4xx) waits for a retry while the retry window allows, everything else is
- * stored. /verify and /bulk-verify answer at once and never come here.
+ * host (greylisting, another temporary 4xx) or an address its host did not get to in time waits for a retry while
+ * the retry window allows, everything else is stored. /verify and /bulk-verify answer at once and never come here.
  */
 
 // The reasons of a 4xx that asks to come back later. Blocks, full mailboxes and timeouts are not retried: time
@@ -28,6 +28,13 @@ export function isDeferral(result: Pick<VerificationResult, 'reason' | 'smtp_cod
     result.smtp_code < 500
   );
 }
+
+/**
+ * Whether a list waits for a retry of this result: a deferral by the remote host, or an address never probed
+ * because its MX host's queue was longer than the chunk's wait (a busy or slow host shared by many lists). Stored
+ * as it is, the second would be an `unknown` that says nothing about the mailbox.
+ */
+const retried = (result: VerificationResult): boolean => isDeferral(result) || isUnanswered(result);
 
 export type Settled =
   | null // the list is no longer running (cancelled while probing): nothing stored
@@ -55,7 +62,7 @@ export async function settle(
 ): Promise<Settled> {
   // Cancelled while probing: the results are dropped, as the cancel refunded these addresses.
   if ((await lockList(tx, listId)) !== 'running') return null;
-  const deferrable = claimed.filter((_, k) => isDeferral(results[k]!)).map((c) => c.address);
+  const deferrable = claimed.filter((_, k) => retried(results[k]!)).map((c) => c.address);
   const deferred = await deferAddresses(tx, listId, deferrable, policy);
   const waiting = new Set(deferred.map((d) => d.address));
   const state = await storeResults(

@@ -3,6 +3,7 @@ export {
   badSyntaxResult,
   createVerifier,
   groupByDomain,
+  isUnanswered,
   unfinishedResult,
   type DomainGroup,
   type Verifier,

@@ -285,7 +285,10 @@ export function createVerifier(opts: VerifierOptions): Verifier {
           cached: true,
           duration_ms: Math.round(performance.now() - started),
         };
-      return build(p, { dns, ...(reply ?? notAnswered) }, started);
+      if (reply) return build(p, { dns, ...reply }, started);
+      const result = build(p, { dns, ...notAnswered }, started);
+      unanswered.add(result);
+      return result;
     });
   }
 
@@ -368,6 +371,16 @@ interface Probed {
   outcome: ProbeOutcome | null;
   catchAll: boolean | null | Promise<boolean | null>;
 }
+
+/**
+ * Results of addresses their host's drainer did not answer in time (the host's queue was longer than the wait, or its
+ * job died): `unknown` for a caller that answers now, but nothing was learnt about the mailbox, so a list retries
+ * them later (shared/lists/settle.ts). Kept beside the results rather than in them: the result is the API's shape.
+ */
+const unanswered = new WeakSet<VerificationResult>();
+
+/** Whether `result` is one whose address was never probed because its host did not answer in time. */
+export const isUnanswered = (result: VerificationResult): boolean => unanswered.has(result);
 
 /** The evidence of an item its host's drainer did not answer in time. */
 const notAnswered = {
