@@ -22,6 +22,22 @@ const item = (address: string, ticket: string, maxAgeSec?: number): HostWorkItem
   ...(maxAgeSec === undefined ? {} : { maxAgeSec }),
 });
 
+/** The announcements of pushes to the host, played by hand: `wakeAll` announces one to every lane listening. */
+function announcements() {
+  const listeners = new Set<() => void>();
+  return {
+    nextPush: () => {
+      let listener = (): void => {};
+      const promise = new Promise<void>((resolve) => (listener = resolve));
+      listeners.add(listener);
+      return { promise, cancel: () => listeners.delete(listener) };
+    },
+    wakeAll: () => {
+      for (const wake of listeners) wake();
+    },
+  };
+}
+
 describe('a host job after a takeover', () => {
   it('answers a re-run requester with the evidence it has just probed, and probes what it has not', async () => {
     const queue = createHostQueue({
@@ -39,7 +55,7 @@ describe('a host job after a takeover', () => {
 
     const probed: string[][] = [];
     const sent: AddressedReply[] = [];
-    const listeners = new Set<() => void>();
+    const pushes = announcements();
     const pool = { close: async () => {} } as unknown as SessionPool;
     const stop = new AbortController();
     const deps: DrainDeps = {
@@ -50,12 +66,7 @@ describe('a host job after a takeover', () => {
       lanes: 1,
       lingerMs: 10,
       takeoverLingerMs: 30_000,
-      nextPush: () => {
-        let listener = (): void => {};
-        const promise = new Promise<void>((resolve) => (listener = resolve));
-        listeners.add(listener);
-        return { promise, cancel: () => listeners.delete(listener) };
-      },
+      nextPush: pushes.nextPush,
       sessions: () => pool,
       cached: async () => new Map(),
       probe: async (_domain, targets) => {
@@ -76,7 +87,7 @@ describe('a host job after a takeover', () => {
       item('cat@takeover.test', 'rerun-3'),
       item('ann@takeover.test', 'fresh-1', 0),
     ]);
-    for (const wake of listeners) wake();
+    pushes.wakeAll();
     await vi.waitFor(() => expect(sent).toHaveLength(6), { timeout: 10_000 });
 
     expect(probed).toEqual([
@@ -122,7 +133,7 @@ describe('a host job whose lane fails', () => {
       },
     };
     const probed: string[] = [];
-    const listeners = new Set<() => void>();
+    const pushes = announcements();
     const deps: DrainDeps = {
       queue: failing,
       job: 'job-1',
@@ -131,12 +142,7 @@ describe('a host job whose lane fails', () => {
       lanes: 3,
       lingerMs: 30_000,
       takeoverLingerMs: 30_000,
-      nextPush: () => {
-        let listener = (): void => {};
-        const promise = new Promise<void>((resolve) => (listener = resolve));
-        listeners.add(listener);
-        return { promise, cancel: () => listeners.delete(listener) };
-      },
+      nextPush: pushes.nextPush,
       sessions: () => ({ close: async () => {} }) as unknown as SessionPool,
       cached: async () => new Map(),
       probe: async (_domain, targets) => {
@@ -152,7 +158,7 @@ describe('a host job whose lane fails', () => {
     // Work pushed after the failure waits for the job's next attempt: no lane of the failed one takes it.
     const callsAtFailure = calls;
     await queue.push(HOST, 'sync', [item('dan@takeover.test', 't-4')]);
-    for (const wake of listeners) wake();
+    pushes.wakeAll();
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(calls).toBe(callsAtFailure);
     expect(probed).not.toContain('dan@takeover.test');
