@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ValidationError } from '../../shared/errors.js';
+import { textProblem } from '../../shared/text-problem.js';
 import { fieldName } from './messages.js';
 import { markFormBody } from './validation.js';
 
@@ -10,16 +11,6 @@ import { markFormBody } from './validation.js';
  * stored or shown; refusing them says so at once instead of storing something other than what was sent.
  * Everything else (bidi controls, combining marks, any plane) is text and is kept as sent.
  */
-
-// A high surrogate not followed by a low one, or a low one not preceded by a high one.
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-
-/** Why a string breaks the rule, or undefined. */
-export function textProblem(text: string): string | undefined {
-  if (text.includes('\u0000')) return 'contains a NUL character (U+0000)';
-  if (LONE_SURROGATE.test(text)) return 'is not valid Unicode (it holds a lone surrogate)';
-  return undefined;
-}
 
 // JSON bodies are at most 32 deep (json-body.ts) and forms are flat; the bound keeps this walk safe regardless.
 const MAX_DEPTH = 64;

@@ -68,7 +68,13 @@ export const userActivityRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = a
     },
     async (request, reply) => {
       const author = await users.resolve(request.params.id);
-      return sendData(reply, await questions.list({ ...request.query, author }));
+      // The declared parameters only: the validator keeps undeclared ones (`category` here), which the question
+      // list would otherwise take as filters it never validated.
+      const { sort, page, limit, cursor, tag, fromdate, todate, min, max, order } = request.query;
+      return sendData(
+        reply,
+        await questions.list({ sort, page, limit, cursor, tag, fromdate, todate, min, max, order, author }),
+      );
     },
   );
 

@@ -1,4 +1,5 @@
 import { sql, type SQL } from 'drizzle-orm';
+import { textProblem } from '../../text-problem.js';
 import { ValidationError } from '../../errors.js';
 import type { Db } from '../client.js';
 import { preparedQuery } from '../prepared.js';
@@ -87,6 +88,19 @@ function keyText(key: { expr: SQL; type: KeyType }): SQL {
     : key.expr;
 }
 
+/**
+ * A timestamp of the cursor's shape that names a real instant PostgreSQL accepts: month 13, 25 o'clock or 30 February
+ * match the shape, and so does year 0, which PostgreSQL does not have.
+ */
+function isRealInstant(value: string): boolean {
+  const ms = Date.parse(value);
+  return (
+    Number.isFinite(ms) &&
+    !value.startsWith('0000') &&
+    new Date(ms).toISOString().slice(0, 23) === value.slice(0, 23)
+  );
+}
+
 export function keyValue(type: KeyType, value: string | number): SQL {
   const bad = () => new ValidationError('Invalid cursor: pass the next_cursor of the same list unchanged');
   if (type === 'int') {
@@ -95,9 +109,11 @@ export function keyValue(type: KeyType, value: string | number): SQL {
   }
   if (typeof value !== 'string') throw bad();
   if (type === 'timestamptz') {
-    if (!TIMESTAMP.test(value)) throw bad();
+    if (!TIMESTAMP.test(value) || !isRealInstant(value)) throw bad();
     return sql`${value}::timestamptz`;
   }
+  // PostgreSQL's text holds no NUL and no lone surrogate: such a key was not written by us.
+  if (textProblem(value)) throw bad();
   return sql`${value}::text`;
 }
 
