@@ -81,10 +81,11 @@ export function aiRetrievalRepository(database: Pick<Database, 'db' | 'query'>) 
         sql`SELECT ${lexemesOf(sql`${message}::text`)} AS lexemes`,
       );
       const lexemes = text?.lexemes ?? [];
-      const found = {
-        questions: await rarity.rarest(lexemes, 'questions', QUERY_TERMS),
-        answers: await rarity.rarest(lexemes, 'answers', QUERY_TERMS),
-      };
+      const [questions, answers] = await Promise.all([
+        rarity.rarest(lexemes, 'questions', QUERY_TERMS),
+        rarity.rarest(lexemes, 'answers', QUERY_TERMS),
+      ]);
+      const found = { questions, answers };
       if (found.questions.length === 0) return [];
       const inQuestions = sql`${anyOf(found.questions)}::tsquery`;
       const inAnswers = sql`${anyOf(found.answers)}::tsquery`;

@@ -77,8 +77,6 @@ export function createTermRarity(
   };
 }
 
-export type TermRarity = ReturnType<typeof createTermRarity>;
-
 /** The ids of `table`'s rows matching any of `terms` (from `rarest`): each term's MATCHES_PER_TERM most recent. */
 export function termMatches(table: SearchedTable, terms: readonly string[], excludeId = 0): SQL {
   if (terms.length === 0) return sql`SELECT NULL::int WHERE false`;
