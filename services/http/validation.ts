@@ -10,6 +10,9 @@ import { describeValidationErrors } from './messages.js';
  *   is not an array. No route writes its own type checks.
  * - Form bodies (application/x-www-form-urlencoded) are text like a query string, so they are coerced, but a
  *   repeated field (an array) is not turned into a scalar.
+ * - Unknown query parameter names are ignored (cache busters such as `_=123`), and dropped here: a handler sees
+ *   only the parameters its schema declares, so one that passes `request.query` on to a repository cannot
+ *   forward a name another route validates and this one does not.
  * - Coercion turns "Infinity", "1e309" or 400 digits into ±Infinity, which Ajv's bounds skip (they only compare
  *   finite numbers), and 20 digits into a nearby double: any non-finite number, or integer past 2^53, left after
  *   validation is refused here, whatever bounds the schema forgot.
@@ -67,6 +70,26 @@ function finite(validate: Validate): Validate {
   return wrapped;
 }
 
+/**
+ * Wraps a query-string validator so that, once the query is valid, parameters its schema does not declare are
+ * removed. A schema that decides about other names itself (`additionalProperties`, `patternProperties`) keeps them.
+ */
+function declaredOnly(validate: Validate, schema: unknown): Validate {
+  const shape = schema as { properties?: Record<string, unknown> } & Record<string, unknown>;
+  if (typeof shape !== 'object' || shape === null || typeof shape.properties !== 'object') return validate;
+  if ('additionalProperties' in shape || 'patternProperties' in shape) return validate;
+  const declared = new Set(Object.keys(shape.properties));
+  const wrapped = ((data: unknown) => {
+    const ok = validate(data);
+    wrapped.errors = validate.errors;
+    if (ok && typeof data === 'object' && data !== null)
+      for (const name of Object.keys(data))
+        if (!declared.has(name)) delete (data as Record<string, unknown>)[name];
+    return ok;
+  }) as Validate;
+  return wrapped;
+}
+
 /** Fastify's `schemaController.compilersFactory.buildValidator`. */
 export function buildValidator(
   externalSchemas: Record<string, AnySchema | AnySchema[]>,
@@ -84,6 +107,7 @@ export function buildValidator(
   const form = compiler(true);
 
   return (route) => {
+    if (route.httpPart === 'querystring') return declaredOnly(finite(coercing(route)), route.schema);
     if (route.httpPart !== 'body') return finite(coercing(route));
     const json = strict(route);
     const fromForm = finite(form(route));
