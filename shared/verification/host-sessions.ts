@@ -183,7 +183,12 @@ export function createHostSessions(opts: HostSessionsOptions): SessionPool {
           continue;
         }
         let hello = await session.hello();
-        if (hello.code === 250 && session.extensions.has('STARTTLS')) hello = await session.startTls();
+        if (hello.code === 250 && session.extensions.has('STARTTLS')) {
+          const secured = await session.startTls();
+          // A refused STARTTLS (454 "TLS not available") leaves the plain session as it was, and a probe needs no
+          // TLS (RFC 3207 §4: the client decides whether to go on): only the EHLO over TLS counts once it began.
+          if (session.secure) hello = secured;
+        }
         if (hello.code !== 250) {
           failure = replyFailure(hello, 'EHLO/HELO refused');
           session.close();

@@ -6,7 +6,8 @@ import { parseReply, type SmtpReply } from './smtp-reply.js';
 /**
  * A minimal SMTP client for probing: greeting, EHLO/HELO, STARTTLS, and single commands
  * (MAIL, RCPT, RSET, QUIT). It never sends DATA. One command at a time, no pipelining, so
- * every reply belongs to the command just sent. Every read has a deadline.
+ * every reply belongs to the command just sent, and a reply nobody asked for is a protocol error: read as the
+ * next command's answer it would make a mailbox exist or not. Every read has a deadline.
  */
 
 export type SmtpErrorKind = 'timeout' | 'connection_failed' | 'closed' | 'protocol' | 'aborted';
@@ -44,7 +45,6 @@ export class SmtpSession {
   private stream: Duplex;
   private buffer = '';
   private lines: string[] = [];
-  private replies: SmtpReply[] = [];
   private failure: SmtpError | null = null;
   private waiter: { resolve: (r: SmtpReply) => void; reject: (e: SmtpError) => void } | null = null;
   // One reply timer per session, re-armed by each read (not a timer per command); it does nothing when no read waits.
@@ -129,6 +129,10 @@ export class SmtpSession {
   async startTls(): Promise<SmtpReply> {
     const reply = await this.command('STARTTLS');
     if (reply.code !== 220) return reply;
+    // Plain text sent after the 220 would be read as coming over TLS (RFC 3207 §4.2: the client discards what it
+    // learned before the handshake; a server or man in the middle injecting replies there is misbehaving).
+    if (this.buffer.length > 0 || this.lines.length > 0) this.protocolError('data after the STARTTLS reply');
+    if (this.failure) throw this.failure;
     this.detach(this.stream);
     const servername = net.isIP(this.opts.servername) ? undefined : this.opts.servername;
     const secure = tls.connect({ socket: this.socket, servername, rejectUnauthorized: false });
@@ -160,11 +164,11 @@ export class SmtpSession {
   }
 
   /**
-   * Whether the server said something nobody asked for (typically "421 4.4.2 idle timeout" before it hangs up):
-   * the next command would read that line as its own reply, so such a session must not be used again.
+   * Whether the server has begun saying something nobody asked for (typically "421 4.4.2 idle timeout" before it
+   * hangs up; a whole such reply already failed the session): it must not be used again.
    */
   get spoke(): boolean {
-    return this.replies.length > 0 || this.lines.length > 0 || this.buffer.length > 0;
+    return this.lines.length > 0 || this.buffer.length > 0;
   }
 
   /** Ties the session to another probe's deadline (a pooled session outlives the probe that opened it). */
@@ -207,8 +211,6 @@ export class SmtpSession {
 
   /** The next reply; `awaited` (the command, or the step) names it in a timeout. */
   private read(awaited: string): Promise<SmtpReply> {
-    const queued = this.replies.shift();
-    if (queued) return Promise.resolve(queued);
     if (this.failure) return Promise.reject(this.failure);
     return new Promise<SmtpReply>((resolve, reject) => {
       this.awaited = awaited;
@@ -226,6 +228,11 @@ export class SmtpSession {
       this.buffer = this.buffer.slice(newline + 1);
       if (!/^\d{3}([ -]|$)/.test(line))
         return this.protocolError(`malformed reply line: ${line.slice(0, 80)}`);
+      // RFC 5321 §4.2.1: every line of a reply carries the same code; which one would count is anyone's guess.
+      if (this.lines.length > 0 && line.slice(0, 3) !== this.lines[0]!.slice(0, 3))
+        return this.protocolError(
+          `reply lines with different codes: ${this.lines[0]!.slice(0, 3)}, ${line.slice(0, 3)}`,
+        );
       this.lines.push(line);
       if (this.lines.length > MAX_LINES) return this.protocolError('reply too long');
       if (line.charAt(3) !== '-') {
@@ -233,8 +240,8 @@ export class SmtpSession {
         this.lines = [];
         const waiter = this.waiter;
         this.waiter = null;
-        if (waiter) waiter.resolve(reply);
-        else this.replies.push(reply);
+        if (!waiter) return this.protocolError(`reply to no command: ${reply.raw.slice(0, 80)}`);
+        waiter.resolve(reply);
       }
     }
     if (this.buffer.length > MAX_LINE) this.protocolError('reply line too long');

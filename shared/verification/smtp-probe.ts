@@ -134,6 +134,13 @@ export async function probeDomain(
           lease.reused,
         );
         reusable = end === 'done';
+        // Should the session budget run out on such a server, what is left says why.
+        if (end === 'too_many')
+          lastFailure = {
+            kind: 'temporary_failure',
+            reply: reply ?? null,
+            detail: 'recipient limit per transaction',
+          };
         if (end === 'go_away') {
           // A 421 on a reused connection's first RCPT is most likely its idle timeout: not the host refusing us.
           const stale = lease.reused && batch.every((b) => !outcomes.has(b.address));
@@ -250,7 +257,7 @@ async function runRecipients(
     if (isTooManyRecipients(reply)) {
       // The server's per-transaction limit is below ours: the rest go to a fresh session.
       pending.unshift(item, ...batch.slice(i + 1));
-      return { end: 'too_many' };
+      return { end: 'too_many', reply };
     }
     finish(item, { kind: classifyReply(reply), reply, host, detail: null });
   }

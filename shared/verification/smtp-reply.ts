@@ -59,7 +59,7 @@ const ABOUT_US =
 const DISABLED =
   /disabled|deactivated|inactive|suspended|no longer (active|in use)|account (has been )?(closed|locked|expired)|(user|mailbox) (is |has been )?locked|frozen/i;
 const FULL =
-  /mailbox (is )?full|over ?quota|quota exceeded|exceeded (the )?(storage|quota)|insufficient (system )?storage|out of storage|mailbox size limit/i;
+  /mailbox (is )?full|over ?quota|quota exceeded|exceeded (the )?(storage|quota)|out of storage|mailbox size limit/i;
 const NOT_FOUND =
   /user unknown|unknown user|no such (user|mailbox|recipient|address|account)|(does not|doesn't|did not) exist|not exist|unknown (recipient|mailbox|address|local part)|invalid (recipient|mailbox|address)|recipient (not found|unknown|rejected|invalid)|mailbox (unavailable|not found|does not exist)|address (rejected|unknown|not found)|user not found|not a valid (mailbox|recipient)|undeliverable address|no mailbox|unrouteable address|unknown or illegal alias|not our customer|account (does not|doesn't) exist|(does not|doesn't) have an? [\w.-]* ?account/i;
 
@@ -96,13 +96,19 @@ function classifyEnhanced(enhanced: string | null, permanent: boolean): ReplyCla
   if (subject === 7) return 'blocked'; // security or policy: a refusal of the prober, never of the mailbox
   if (subject === 1 && (detail === 7 || detail === 8)) return 'blocked'; // our sender address refused
   if (subject === 2 && detail === 2) return 'mailbox_full'; // 4.2.2 and 5.2.2 alike
+  // X.3.x is the mail system (4.3.1: the server's own storage is full), not the mailbox.
+  if (subject === 3 && !permanent) return 'temporary_failure';
   if (!permanent) return null; // 4.1.1 & co. may clear up: let phrases or the 4xx default decide
   if (subject === 1 && detail !== 0) return 'mailbox_not_found';
   if (subject === 2 && detail === 1) return 'mailbox_disabled';
   return null; // x.0.0 and the rest say too little: fall through to phrases
 }
 
-/** RFC 5321 §4.5.3.1.10: the server wants fewer recipients per transaction, not a verdict. */
+/**
+ * RFC 5321 §4.5.3.1.10: the server wants fewer recipients per transaction, not a verdict. Some servers say so with
+ * a 552, which the client is to treat as a 452.
+ */
 export function isTooManyRecipients(reply: SmtpReply): boolean {
-  return reply.code === 452 && (reply.enhanced === '4.5.3' || /too many recipients/i.test(reply.text));
+  if (reply.code !== 452 && reply.code !== 552) return false;
+  return reply.enhanced === '4.5.3' || reply.enhanced === '5.5.3' || /too many recipients/i.test(reply.text);
 }

@@ -50,6 +50,8 @@ export interface RawSpec {
   ehlo?: ScriptedReply;
   mailFrom?: RawAction;
   rcpt?: (address: string) => RawAction | undefined;
+  /** Reply to STARTTLS (default: 502, not recognised; the raw server never speaks TLS). */
+  starttls?: RawAction;
 }
 
 export type ServerSpec = SmtpSpec | RawSpec;
@@ -192,7 +194,8 @@ async function startRaw(address: string, port: number, spec: RawSpec, log: Serve
       } else if (verb === 'HELO') {
         log.heloNames.push(line.slice(5));
         send(undefined, '250 raw.test');
-      } else if (verb === 'MAIL') send(spec.mailFrom, '250 2.1.0 Ok');
+      } else if (verb === 'STARTTLS') send(spec.starttls, '502 5.5.2 Command not recognized');
+      else if (verb === 'MAIL') send(spec.mailFrom, '250 2.1.0 Ok');
       else if (verb === 'RCPT') {
         const rcpt = /<(.*)>/.exec(line)?.[1] ?? '';
         log.rcpts.push(rcpt);

@@ -74,4 +74,48 @@ describe('SmtpSession', () => {
     const { session } = await connect(port);
     await expect(session.command('RCPT TO:<a@b.test>')).rejects.toMatchObject({ kind: 'closed' });
   });
+
+  // A reply is only ever the answer to the command just sent: one read as the next command's answer would make a
+  // mailbox exist or not.
+  it('fails the session on a reply nobody asked for, not handing it to the next command', async () => {
+    const port = await serve((socket) => {
+      socket.write('220 hi\r\n250 2.0.0 unsolicited\r\n');
+      socket.on('data', () => socket.write('550 5.1.1 no such user\r\n'));
+    });
+    const { session } = await connect(port);
+    await expect(session.command('RCPT TO:<a@b.test>')).rejects.toMatchObject({ kind: 'protocol' });
+    expect(session.alive).toBe(false);
+  });
+
+  it("fails the session on a second reply after the command's own", async () => {
+    const port = await serve((socket) => {
+      socket.write('220 hi\r\n');
+      socket.on('data', () => socket.write('550 5.1.1 no such user\r\n250 2.1.5 ok\r\n'));
+    });
+    const { session } = await connect(port);
+    expect((await session.command('RCPT TO:<a@b.test>')).code).toBe(550);
+    await expect(session.command('RCPT TO:<c@b.test>')).rejects.toMatchObject({ kind: 'protocol' });
+  });
+
+  it('refuses a multi-line reply whose lines carry different codes', async () => {
+    const port = await serve((socket) => {
+      socket.write('220 hi\r\n');
+      socket.on('data', () => socket.write('550-5.1.1 no such user\r\n250 2.1.5 ok\r\n'));
+    });
+    const { session } = await connect(port);
+    await expect(session.command('RCPT TO:<a@b.test>')).rejects.toMatchObject({ kind: 'protocol' });
+  });
+
+  it('refuses plain text sent after the STARTTLS reply (RFC 3207 §4.2)', async () => {
+    const port = await serve((socket) => {
+      socket.write('220 hi\r\n');
+      socket.on('data', (chunk: Buffer) =>
+        socket.write(
+          chunk.toString().startsWith('STARTTLS') ? '220 go ahead\r\n250 injected\r\n' : '250 ok\r\n',
+        ),
+      );
+    });
+    const { session } = await connect(port);
+    await expect(session.startTls()).rejects.toMatchObject({ kind: 'protocol' });
+  });
 });

@@ -140,6 +140,9 @@ const TABLE: Array<[string, string, ReplyClass]> = [
   ['syntax error', '501 5.5.4 Syntax error in parameters', 'rejected'],
   ['cannot verify but will accept', '252 2.1.5 Cannot VRFY user, but will accept message', 'accepted'],
   ['too many recipients', '452 4.5.3 Too many recipients', 'temporary_failure'],
+  // RFC 5321's text for 452, and RFC 3463's X.3.1: the server's storage, not the mailbox's
+  ['server storage', '452 4.3.1 Insufficient system storage', 'temporary_failure'],
+  ['bare server storage', '452 Requested action not taken: insufficient system storage', 'temporary_failure'],
 ];
 
 describe('classifyReply', () => {
@@ -170,5 +173,8 @@ describe('parseReply', () => {
   it('recognises a per-transaction recipient limit', () => {
     expect(isTooManyRecipients(parseReply(['452 4.5.3 Too many recipients']))).toBe(true);
     expect(isTooManyRecipients(parseReply(['452 4.2.2 Mailbox full']))).toBe(false);
+    // RFC 5321 §4.5.3.1.10: a 552 for too many recipients is to be treated as a 452
+    expect(isTooManyRecipients(parseReply(['552 5.5.3 Too many recipients']))).toBe(true);
+    expect(isTooManyRecipients(parseReply(['552 5.2.2 Mailbox full']))).toBe(false);
   });
 });

@@ -13,6 +13,7 @@ const TLS_ONLY = '127.0.0.4';
 const RAW = '127.0.0.5';
 const HELO_ONLY = '127.0.0.6';
 const NO_UTF8 = '127.0.0.7';
+const TLS_REFUSED = '127.0.0.8';
 
 const GMAIL_NO_SUCH_USER = [
   '550-5.1.1 The email account that you tried to reach does not exist. Please try',
@@ -57,6 +58,12 @@ beforeAll(async () => {
       rcpt: (a) => (a.startsWith('alice@') ? undefined : '550 No such user here'),
     },
     [NO_UTF8]: { kind: 'smtp', hideSmtpUtf8: true, mailboxes: { jörg: 'accept', alice: 'accept' } },
+    [TLS_REFUSED]: {
+      kind: 'raw',
+      ehlo: '250-raw.test\n250-ENHANCEDSTATUSCODES\n250 STARTTLS',
+      starttls: '454 4.7.0 TLS not available due to local problem',
+      rcpt: (a) => (a.startsWith('alice@') ? undefined : '550 5.1.1 No such user'),
+    },
   });
   dns = await startDnsServer({
     ...mailDomain('example.test', MAIN),
@@ -64,6 +71,7 @@ beforeAll(async () => {
     ...mailDomain('tls.test', TLS_ONLY),
     ...mailDomain('raw.test', RAW),
     ...mailDomain('helo.test', HELO_ONLY),
+    ...mailDomain('notls.test', TLS_REFUSED),
     'ascii.test': mx('mx.ascii.test'),
     'mx.ascii.test': { A: [NO_UTF8] },
     // Real provider names, so the flags come from the packages' lists; DNS still points home.
@@ -126,6 +134,17 @@ describe('mailbox verdicts', () => {
     const r = await createVerifier(options()).verify('alice@tls.test');
     expect(r).toMatchObject({ status: 'valid', reason: 'accepted' });
     expect(world.logs[TLS_ONLY]!.secureMailFroms).toBeGreaterThan(before);
+  });
+
+  it('goes on without TLS when the server refuses STARTTLS (RFC 3207 §4)', async () => {
+    expect(await createVerifier(options()).verify('alice@notls.test')).toMatchObject({
+      status: 'valid',
+      reason: 'accepted',
+    });
+    expect(await createVerifier(options()).verify('bob@notls.test')).toMatchObject({
+      status: 'invalid',
+      reason: 'mailbox_not_found',
+    });
   });
 
   it('reads multi-line replies (Gmail style) as one reply', async () => {
