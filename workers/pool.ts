@@ -27,6 +27,9 @@ export function resolveQueues(requested: readonly string[]): QueueName[] {
 }
 
 /** Starts one BullMQ Worker per queue, after upserting that queue's schedulers (idempotent across workers). */
+/** How many times a job may lose its worker (killed, or its lock lapsed) and still be run again. */
+const MAX_STALLED_COUNT = 5;
+
 export async function startWorkerPool(deps: WorkerDeps, requested: readonly string[]): Promise<WorkerPool> {
   const names = resolveQueues(requested);
   const connection = connectRedis(
@@ -46,6 +49,10 @@ export async function startWorkerPool(deps: WorkerDeps, requested: readonly stri
       limiter: processor.limiter,
       lockDuration: processor.lock?.durationMs ?? deps.config.workerLockMs,
       stalledInterval: processor.lock?.stalledIntervalMs ?? deps.config.workerLockMs,
+      // BullMQ fails a job found stalled a second time without running it again, so two killed workers were enough
+      // to end a delivery for good mid-retry (its row left pending). Dying with a job is an operator's event, not
+      // the job's fault: it takes a few more before a job is given up as the one killing its workers.
+      maxStalledCount: MAX_STALLED_COUNT,
     });
     worker.on('error', (err) => deps.logger.error({ err, queue: name }, 'worker error'));
     worker.on('failed', (job, err) => {
@@ -113,6 +120,7 @@ async function runJob(
   ];
   if (!handler) throw new UnrecoverableError(`no handler for ${queue}/${job.name}`);
   const started = Date.now();
+  log.debug('job started');
   let result: unknown;
   try {
     result = await handler(job.data, { job, log });

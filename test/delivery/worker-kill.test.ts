@@ -76,3 +76,59 @@ describe('a deliveries worker killed mid-attempt', () => {
     ]);
   }, 180_000);
 });
+
+// BullMQ fails a job found stalled more than `maxStalledCount` times without running it: at its default (1) a
+// delivery whose worker was killed twice ended for good, its row left pending for ever.
+describe('a delivery whose workers are killed twice', () => {
+  let runtime: TestRuntime;
+  let receiver: Receiver;
+  const workers: RunningProcess[] = [];
+
+  beforeAll(async () => {
+    receiver = await startReceiver((i) => (i < 2 ? 'hang' : { status: 200 }));
+    runtime = await createTestRuntime({
+      WEBHOOK_ALLOW_PRIVATE: 'true',
+      WORKER_LOCK_MS: '2000',
+      WEBHOOK_TIMEOUT_MS: '120000',
+    });
+  });
+  afterAll(async () => {
+    await Promise.all(workers.map((w) => w.stop('SIGKILL')));
+    await receiver?.close();
+    await runtime?.close();
+  });
+
+  const startWorker = async () => {
+    const worker = startProcess('workers/main.ts', ['--queues', 'deliveries'], runtime.env);
+    workers.push(worker);
+    await worker.waitFor(/workers started/, 60_000);
+    return worker;
+  };
+  const kill = async (worker: RunningProcess) => {
+    worker.child.kill('SIGKILL');
+    await worker.exited;
+  };
+
+  it('is still delivered by a third worker, once, under its id', async () => {
+    const first = await startWorker();
+    const subject = `list:${randomUUID()}`;
+    const id = await enqueueDelivery(runtime, {
+      url: receiver.url(),
+      secret: 'whsec_kill',
+      event: 'list.completed',
+      body: { list_id: 2 },
+      subject,
+    });
+    await receiver.waitForRequests(1);
+    const second = await startWorker();
+    await kill(first);
+    await receiver.waitForRequests(2);
+    await startWorker();
+    await kill(second);
+
+    const row = await settled(runtime.database, runtime.queues, id, 0, 90_000);
+    expect(row).toMatchObject({ state: 'delivered', attempts: 3, last_status: 200 });
+    expect(await countDeliveries(runtime.database, subject)).toBe(1);
+    expect(receiver.received.map((r) => r.headers['x-agora-delivery'])).toEqual([id, id, id]);
+  }, 240_000);
+});

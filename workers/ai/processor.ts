@@ -64,8 +64,16 @@ export const aiProcessor: ProcessorFactory<'ai'> = async (deps) => {
   }
   log.info({ provider: provider ? provider.baseURL : null, tagIndex: tagIndex.version }, 'ai engine loaded');
 
+  // A caller waits AI_DEADLINE_MS (20 s) for `run`: with WORKER_LOCK_MS (30 s, checked every 30 s) a killed
+  // worker's job came back after the caller had given up, and was skipped as expired. A lock of a quarter of the
+  // deadline, checked twice as often, hands it to another worker within about 40 % of it.
+  const lockMs = Math.max(
+    1000,
+    Math.min(deps.config.workerLockMs, Math.round(deps.config.ai.deadlineMs / 4)),
+  );
   return {
     concurrency: CONCURRENCY,
+    lock: { durationMs: lockMs, stalledIntervalMs: Math.max(500, Math.round(lockMs / 2)) },
     handlers: {
       async run({ action, content, title, limit, expiresAt }, { log: jobLog }) {
         // The request that enqueued this has already answered 503; computing it now only delays fresher jobs.
