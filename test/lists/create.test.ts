@@ -8,6 +8,7 @@ import {
   listChunkJobId,
   listLanes,
 } from '../../shared/queues/verify-lists.js';
+import { UPLOAD_IDLE_MS } from '../../services/verify/lists/upload.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { createKeys } from '../verify-service/helpers.js';
 import { expectError, get, jsonList, upload, type VerifyApp } from './helpers.js';
@@ -262,6 +263,51 @@ describe('POST /lists with an upload', () => {
     });
     expectError(res, 413, /4096 bytes/);
   });
+
+  it('reads text/plain ended by lone CRs (old Mac files) as it reads CSV', async () => {
+    const res = await upload(app, keys.verify!, 'alice@example.test\rbob@example.test\r', {
+      type: 'text/plain',
+    });
+    expect(res.statusCode, res.body).toBe(202);
+    expect((await rowsOf(res.json().data.id)).map((r) => r.email)).toEqual([
+      'alice@example.test',
+      'bob@example.test',
+    ]);
+  });
+
+  // A body that failed before its rows were read (here: one that does not decompress) used to leave its
+  // transaction open for ever, one pooled connection each: ten such requests and every route waited.
+  it.each(['text/csv', 'text/plain'])(
+    'answers a %s upload that does not decompress with a 400, and keeps its connection',
+    async (type) => {
+      for (let k = 0; k < 12; k++) {
+        const res = await upload(app, keys.verify!, Buffer.from('not gzip at all'), {
+          type,
+          headers: { 'content-encoding': 'gzip' },
+        });
+        expect(res.statusCode, res.body).toBe(400);
+      }
+      const [row] = await runtime.database.query<{ open: number }>(
+        sql`SELECT count(*)::int AS open FROM pg_stat_activity
+            WHERE datname = current_database() AND state = 'idle in transaction'`,
+      );
+      expect(row?.open).toBe(0);
+      expect((await upload(app, keys.verify!, 'alice@example.test\n', { type })).statusCode).toBe(202);
+    },
+  );
+
+  it('gives up an upload that stops sending, and its transaction with it', async () => {
+    const stalled = new Readable({ read() {} });
+    stalled.push('email\nalice@example.test\n');
+    const res = await app.inject({
+      method: 'POST',
+      url: '/lists',
+      headers: { 'content-type': 'text/csv', 'x-api-key': keys.verify! },
+      payload: stalled,
+    });
+    expectError(res, 400, new RegExp(`sent nothing for ${UPLOAD_IDLE_MS / 1000} s`));
+    stalled.destroy();
+  }, 60_000);
 
   it('answers 415 for another content type', async () => {
     expectError(await upload(app, keys.verify!, 'x', { type: 'application/xml' }), 415);

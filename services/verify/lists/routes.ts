@@ -39,6 +39,7 @@ import {
   ResultsQuery,
   ResultsResponse,
 } from './schemas.js';
+import { createUploadSlots } from './upload-slots.js';
 import { parseUpload } from './upload.js';
 
 const ENDED = new Set(['completed', 'cancelled', 'failed']);
@@ -52,6 +53,7 @@ export const listRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async
   const limits = deps.config.verifyLists;
   const log = deps.logger.child({ component: 'verify-lists' });
   const budget = createListBudget(deps.redis, deps.config);
+  const uploadSlots = createUploadSlots();
   const endDeps = { database: deps.database, queues: deps.queues, budget, logger: log };
   const guard = requireScope('verify');
   const errors = { '4xx': ErrorResponse, '5xx': ErrorResponse };
@@ -106,11 +108,13 @@ export const listRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async
       let name = query.name ?? '';
       let callbackUrl = query.callback_url ?? null;
       let maxAgeSec = query.max_age ?? null;
+      let releaseSlot = () => {};
       try {
         if (upload) {
           const declared = Number(request.headers['content-length']);
           if (Number.isFinite(declared) && declared > limits.maxBytes)
             throw new ListTooLargeError(`A list upload is at most ${limits.maxBytes} bytes`);
+          releaseSlot = await uploadSlots.acquire();
           const kind = /^text\/csv/i.test(request.headers['content-type'] ?? '') ? 'csv' : 'plain';
           const source = parseUpload(upload, {
             kind,
@@ -162,6 +166,8 @@ export const listRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async
         // The rest of an upload we stopped reading is not worth receiving: the connection closes after the answer.
         if (upload && !upload.readableEnded) closeAfterAnswer(reply);
         throw err;
+      } finally {
+        releaseSlot();
       }
     },
   );

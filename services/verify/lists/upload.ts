@@ -30,22 +30,46 @@ const isEmailHeader = (cell: string): boolean => /^\s*e-?mail/i.test(cell);
 const tooLarge = (maxBytes: number) => new ListTooLargeError(`A list upload is at most ${maxBytes} bytes`);
 
 /**
+ * How long an upload may send nothing. Its rows are written inside one transaction as they arrive, so a client that
+ * stops sending holds a database connection: it gives that back after this long instead of the server's whole
+ * request timeout.
+ */
+export const UPLOAD_IDLE_MS = 15_000;
+
+/**
  * Pipes the request into `target` through a byte counter. Past `maxBytes`, or when the reader stops early, the
  * request is unpiped and drained rather than destroyed, so the error response still reaches the client.
+ * Called when the upload is parsed, before any transaction opens: a body that already failed (a compressed body
+ * that does not decompress, broken chunked framing, a client gone) fails the reader at once, where waiting for its
+ * events would wait for ever.
  */
 function feed(body: Readable, maxBytes: number, target: Writable & Readable): () => void {
   let bytes = 0;
+  const idle = setTimeout(
+    () => target.destroy(new ValidationError(`The upload sent nothing for ${UPLOAD_IDLE_MS / 1000} s`)),
+    UPLOAD_IDLE_MS,
+  ).unref();
   const counter = new Transform({
     transform(chunk: Buffer, _encoding, callback) {
+      idle.refresh();
       bytes += chunk.length;
       if (bytes > maxBytes) callback(tooLarge(maxBytes));
       else callback(null, chunk);
     },
+    flush(callback) {
+      clearTimeout(idle);
+      callback();
+    },
   });
   const stop = () => {
+    clearTimeout(idle);
     body.unpipe(counter);
     body.resume();
   };
+  target.on('close', () => clearTimeout(idle));
+  // The reader sees the error through its iteration; an upload refused before it is read (a bad callback URL) has
+  // no reader, and its failure must not be an uncaught error.
+  target.on('error', () => {});
   counter.on('error', (err) => {
     stop();
     target.destroy(err);
@@ -56,6 +80,12 @@ function feed(body: Readable, maxBytes: number, target: Writable & Readable): ()
   body.on('close', () => {
     if (!body.readableEnded) target.destroy(new Error('The upload was interrupted'));
   });
+  if (body.errored || (body.destroyed && !body.readableEnded)) {
+    const failed = body.errored ?? new Error('The upload was interrupted');
+    clearTimeout(idle);
+    process.nextTick(() => target.destroy(failed));
+    return stop;
+  }
   body.pipe(counter).pipe(target);
   return stop;
 }
@@ -65,12 +95,11 @@ export function parseUpload(body: Readable, options: UploadOptions): UploadSourc
 }
 
 function plainSource(body: Readable, options: UploadOptions): UploadSource {
+  const text = new PassThrough();
+  const stop = feed(body, options.maxBytes, text);
   async function* entries(): AsyncGenerator<ListEntry> {
-    const text = new PassThrough();
-    const stop = feed(body, options.maxBytes, text);
     try {
-      for await (const raw of lines(text)) {
-        const line = raw.replace(/\r$/, '');
+      for await (const line of lines(text)) {
         if (line.trim() === '') continue;
         yield { email: line, fields: [line] };
       }
@@ -81,7 +110,12 @@ function plainSource(body: Readable, options: UploadOptions): UploadSource {
   return { entries: entries(), columns: () => ['email'] };
 }
 
-/** The lines of a UTF-8 stream (a BOM dropped); a read error ends the iteration with that error. */
+/**
+ * The lines of a UTF-8 stream (a BOM dropped), ended by LF, CRLF or a lone CR (old Mac files), as csv-parse reads
+ * them; a read error ends the iteration with that error.
+ */
+const LINE_END = /\r\n|\n|\r/g;
+
 async function* lines(stream: Readable): AsyncGenerator<string> {
   const decoder = new StringDecoder('utf8');
   let rest = '';
@@ -93,28 +127,30 @@ async function* lines(stream: Readable): AsyncGenerator<string> {
       first = false;
     }
     let start = 0;
-    let newline: number;
-    while ((newline = rest.indexOf('\n', start)) >= 0) {
-      yield rest.slice(start, newline);
-      start = newline + 1;
+    for (const match of rest.matchAll(LINE_END)) {
+      // A CR at the end of what has arrived may be the first half of a CRLF: it waits for the next chunk.
+      if (match[0] === '\r' && match.index === rest.length - 1) break;
+      yield rest.slice(start, match.index);
+      start = match.index + match[0].length;
     }
     rest = rest.slice(start);
   }
   rest += decoder.end();
+  rest = rest.replace(/\r$/, '');
   if (rest.length > 0) yield rest;
 }
 
 function csvSource(body: Readable, options: UploadOptions): UploadSource {
   let columns: string[] | null = null;
+  const parser = parse({
+    bom: true,
+    relax_column_count: true,
+    skip_empty_lines: true,
+    skip_records_with_empty_values: true,
+  });
+  const stop = feed(body, options.maxBytes, parser);
 
   async function* entries(): AsyncGenerator<ListEntry> {
-    const parser = parse({
-      bom: true,
-      relax_column_count: true,
-      skip_empty_lines: true,
-      skip_records_with_empty_values: true,
-    });
-    const stop = feed(body, options.maxBytes, parser);
     let index: number | null = null;
     let headerOnly: string[] | null = null;
     try {
