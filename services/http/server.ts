@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import Fastify, { type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import type { ValidatorFactory } from '@fastify/ajv-compiler';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -51,6 +52,7 @@ export function createHttpApp(config: Pick<Config, 'bodyLimitBytes' | 'trustProx
     schemaController: { compilersFactory: { buildValidator: buildValidator as unknown as ValidatorFactory } },
     schemaErrorFormatter,
   });
+  answerWhatNodeRefuses(app.server);
   recordRoutes(app);
   registerJsonParser(app);
   registerTextRule(app);
@@ -67,3 +69,22 @@ export function createHttpApp(config: Pick<Config, 'bodyLimitBytes' | 'trustProx
 }
 
 export type HttpApp = ReturnType<typeof createHttpApp>;
+
+/**
+ * Two requests Node answers before any route sees them, with a bare status or nothing at all: an `Expect` other
+ * than 100-continue (a 417 with no body) and CONNECT (the socket closed without a word). Both get the error body.
+ */
+function answerWhatNodeRefuses(server: Server): void {
+  server.on('checkExpectation', (_req: IncomingMessage, res: ServerResponse) => {
+    res.writeHead(417, { 'content-type': 'application/json; charset=utf-8', connection: 'close' });
+    res.end(JSON.stringify(errorBody(417, 'Expectation Failed: only 100-continue is supported')));
+  });
+  server.on('connect', (_req: IncomingMessage, socket: Duplex) => {
+    const body = JSON.stringify(errorBody(405, 'CONNECT is not supported'));
+    socket.on('error', () => {});
+    socket.end(
+      'HTTP/1.1 405 Method Not Allowed\r\ncontent-type: application/json; charset=utf-8\r\n' +
+        `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  });
+}

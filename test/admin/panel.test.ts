@@ -346,6 +346,22 @@ describe('admin panel', () => {
       const names = (api.json() as { queues: { name: string }[] }).queues.map((q) => q.name);
       expect(names).toEqual(expect.arrayContaining(['ping', 'verify', 'ai', 'newsletter', 'polls']));
     });
+
+    it("answers the queue board's refusals with the one error body, never a 500", async () => {
+      const { jar } = await signIn(app);
+      const refused = async (url: string, status: number) => {
+        const res = await app.inject({ method: 'GET', url, headers: jar.header });
+        expect(res.statusCode, res.body).toBe(status);
+        expect(res.json()).toEqual({ error: true, message: expect.any(String), code: status });
+        return res.json().message as string;
+      };
+      // bull-board decodes the already decoded query again
+      for (const value of ['%25', '%25zz', '%ff'])
+        await refused(`/admin/queues/api/queues?activeQueue=${value}`, 400);
+      expect(await refused('/admin/queues/api/queues?activeQueue=ping&status=bogus', 400)).toMatch(/status/);
+      expect(await refused('/admin/queues/api/queues/nosuch/1', 404)).toMatch(/queue not found/i);
+      expect(await refused('/admin/queues/api/queues/ping/nosuch', 404)).toMatch(/job not found/i);
+    });
   });
 
   it('answers 429 after too many failed sign-ins from one address', async () => {

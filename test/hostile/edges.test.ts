@@ -83,6 +83,24 @@ describe('hostile edges of both services', () => {
     expect(old.status).toBe(200);
   });
 
+  it('an Expect other than 100-continue and a CONNECT get the error body (Node answered a bare 417 / nothing)', async () => {
+    for (const port of [qaPort, verifyPort]) {
+      const expectation = await raw(
+        port,
+        'GET /health HTTP/1.1\r\nHost: x\r\nExpect: garbage\r\nConnection: close\r\n\r\n',
+      );
+      expect(expectation.status).toBe(417);
+      expect(JSON.parse(expectation.body)).toMatchObject({ error: true, code: 417 });
+      const tunnel = await raw(port, 'CONNECT /api/questions HTTP/1.1\r\nHost: x\r\n\r\n');
+      expect(tunnel.status).toBe(405);
+      expect(JSON.parse(tunnel.body)).toEqual({
+        error: true,
+        code: 405,
+        message: 'CONNECT is not supported',
+      });
+    }
+  });
+
   it('GET /lists and /lists/{id}/results: a page past int8 offsets is a 400, not a failed query', async () => {
     for (const page of ['9223372036854775807', '9223372036854775808', '92233720368547758', '1000001']) {
       for (const url of [`/lists?page=${page}`, `/lists/${'a'.repeat(24)}/results?page=${page}`]) {
