@@ -137,12 +137,6 @@ export function webhooksRepository(database: Database) {
       return rows.length > 0;
     },
 
-    async markSent(subscriptionId: number, seq: number, deliveryId: string): Promise<void> {
-      await database.query(sql`
-        INSERT INTO webhook_sent (subscription_id, change_seq, delivery_id)
-        VALUES (${subscriptionId}, ${seq}, ${deliveryId}) ON CONFLICT DO NOTHING`);
-    },
-
     async dispatchedThrough(): Promise<number> {
       const [row] = await database.query<{ last_seq: string }>(
         sql`SELECT last_seq::text AS last_seq FROM webhook_dispatch`,
