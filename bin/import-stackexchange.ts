@@ -9,7 +9,7 @@ import { configOrExit } from '../roles/process.js';
 
 const USAGE = `Usage: npm run import:stackexchange -- DIR [--reset]
   DIR      a Stack Exchange data-dump folder (Posts.xml required; Users, Tags, Votes, Comments, Badges, PostLinks used when present)
-  --reset  empty the Q&A tables first (also deletes API keys and polls, which point at users)
+  --reset  empty the Q&A tables first (also deletes API keys, verification lists, webhook subscriptions and polls, which point at users)
 Re-running with the same dump updates rows in place (ids are the dump's). See docs/import.md.`;
 
 function fail(message: string): never {

@@ -8,7 +8,7 @@ import { configOrExit } from '../roles/process.js';
 const USAGE = `Usage: npm run seed -- [--questions N] [--seed S] [--reset]
   --questions N  how many questions (default 200, at most 1000000); users, answers, comments and votes scale with it
   --seed S       PRNG seed (default fixed): the same N and S always give the same data
-  --reset        empty the Q&A tables first (also deletes API keys and polls, which point at users)
+  --reset        empty the Q&A tables first (also deletes API keys, verification lists, webhook subscriptions and polls, which point at users)
 Writes to PostgreSQL when DATABASE_URL is set, else to the embedded database in DATA_DIR (./.data).`;
 
 function fail(message: string): never {

@@ -35,7 +35,7 @@ export async function seedDatabase(
         if (existing.length > 0) {
           throw new NotEmptyError(
             `the database already holds Q&A data (${existing.map(([t, n]) => `${n} ${t}`).join(', ')}); ` +
-              'run with --reset to empty it first (this also deletes API keys and polls)',
+              'run with --reset to empty it first (this also deletes API keys, verification lists, webhook subscriptions and polls)',
           );
         }
       }

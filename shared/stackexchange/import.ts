@@ -45,7 +45,7 @@ export async function importStackExchange(
     if (foreign!.questions > 0 || foreign!.answers > 0) {
       throw new ForeignContentError(
         `the database holds ${foreign!.questions} questions and ${foreign!.answers} answers that are not in this dump; ` +
-          'run with --reset to empty the Q&A tables first (this also deletes API keys and polls)',
+          'run with --reset to empty the Q&A tables first (this also deletes API keys, verification lists, webhook subscriptions and polls)',
       );
     }
     // Into empty tables (a first import, or --reset) on a PostgreSQL server the secondary indexes are built once

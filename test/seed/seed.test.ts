@@ -128,6 +128,12 @@ describe('npm run seed', { timeout: 120_000 }, () => {
   });
 
   it('is deterministic: --reset with the same N gives the same rows, ids continue after the seeded ones', async () => {
+    // A key deleted by --reset: its id is not given to the next key (rate-limit counters are kept per key id).
+    const [user] = await runtime.database.query<{ id: number }>(sql`SELECT min(id)::int AS id FROM users`);
+    const [deleted] = await runtime.database.query<{ id: number }>(
+      sql`INSERT INTO api_keys (user_id, hash, prefix, plan, scopes)
+          VALUES (${user!.id}, 'reset-test', 'agk_rst', 'authenticated', '{}') RETURNING id`,
+    );
     const run = await runProcess('bin/seed.ts', ['--questions', '120', '--reset'], runtime.env);
     expect(run.code, run.output).toBe(0);
     expect(await fingerprint(runtime.database)).toEqual(first);
@@ -138,6 +144,11 @@ describe('npm run seed', { timeout: 120_000 }, () => {
       sql`SELECT max(id)::int AS max FROM tags WHERE name <> 'after-seed'`,
     );
     expect(next!.id).toBe(max!.max + 1);
+    const [key] = await runtime.database.query<{ id: number }>(
+      sql`INSERT INTO api_keys (user_id, hash, prefix, plan, scopes)
+          VALUES (${user!.id}, 'reset-test-2', 'agk_rs2', 'authenticated', '{}') RETURNING id`,
+    );
+    expect(key!.id).toBeGreaterThan(deleted!.id);
   });
 
   it('serves the seeded data through the API', async () => {

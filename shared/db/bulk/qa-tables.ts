@@ -22,10 +22,15 @@ export async function countQaRows(session: BulkSession): Promise<Record<(typeof 
 
 /**
  * Empties the Q&A tables and restarts their ids. CASCADE also empties what references users or questions
- * (API keys, polls): they would point at rows that no longer exist.
+ * (API keys, verification lists, webhook subscriptions, polls): they would point at rows that no longer exist.
+ * API key ids are not reused: rate-limit counters in Redis are kept per key id, and a new key numbered as a
+ * deleted one would start with that key's spent budget.
  */
 export async function truncateQa(session: BulkSession): Promise<void> {
+  const keyIds = `pg_get_serial_sequence('api_keys', 'id')`;
+  const [next] = await session.query<{ id: string }>(`SELECT nextval(${keyIds})::text AS id`);
   await session.query(`TRUNCATE ${QA_TABLES.map((t) => `"${t}"`).join(', ')} RESTART IDENTITY CASCADE`);
+  await session.query(`SELECT setval(${keyIds}, ${Number(next!.id)}, false)`);
 }
 
 /** After rows were written with explicit ids, moves each id sequence past the largest id so API inserts go on. */
