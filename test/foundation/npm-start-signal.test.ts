@@ -1,0 +1,60 @@
+import { spawn } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ROOT } from '../support/processes.js';
+import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
+
+// `npm start` as a user runs it, stopped by a SIGTERM to npm's own pid (a process manager, `kill <pid>`): the
+// server stops gracefully. Through npm's shell and tsx's wrapper the signal stopped npm and left the server running,
+// still holding its ports.
+describe('npm start stopped with SIGTERM', () => {
+  let runtime: TestRuntime;
+
+  beforeAll(async () => {
+    runtime = await createTestRuntime();
+  });
+  afterAll(() => runtime?.close());
+
+  it('shuts the server down gracefully', async () => {
+    const npm = spawn('npm', ['start', '--', '--role', 'qa'], {
+      cwd: ROOT,
+      env: { ...process.env, ...runtime.env, QA_PORT: '0', LOG_LEVEL: 'info', DEMO_DATA: 'false' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // A process group of its own: what the test leaves behind on a failure can be killed as a whole.
+      detached: true,
+    });
+    let output = '';
+    const seen = (pattern: RegExp) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(
+          () => reject(new Error(`no ${pattern} in:\n${output.slice(-2000)}`)),
+          60_000,
+        );
+        const collect = (chunk: Buffer) => {
+          output += chunk.toString();
+          if (pattern.test(output)) {
+            clearTimeout(timer);
+            resolve();
+          }
+        };
+        npm.stdout.on('data', collect);
+        npm.stderr.on('data', collect);
+        if (pattern.test(output)) resolve();
+      });
+    let ended = false;
+    const closed = new Promise<void>((resolve) =>
+      npm.on('close', () => {
+        ended = true;
+        resolve();
+      }),
+    );
+    try {
+      await seen(/"msg":"ready"/);
+      npm.kill('SIGTERM');
+      await seen(/"msg":"stopped"/);
+      await closed;
+    } finally {
+      if (!ended) process.kill(-npm.pid!, 'SIGKILL');
+    }
+    expect(output).toMatch(/"signal":"SIGTERM","msg":"shutting down"/);
+  }, 90_000);
+});
