@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -67,6 +67,10 @@ describe('infra/build-image-steps.sh', () => {
           true,
         );
       }
+      // The install applied patches/ (postinstall), and the prune kept the patched driver.
+      expect(readFileSync(path.join(context, 'node_modules/postgres/src/connection.js'), 'utf8')).toContain(
+        "Agora's patch",
+      );
       // tsx too: the image runs compiled code; tsx is for development.
       for (const devDependency of ['vitest', 'eslint', 'playwright-core', 'drizzle-kit', 'tsx']) {
         expect(existsSync(path.join(context, 'node_modules', devDependency)), devDependency).toBe(false);
