@@ -13,6 +13,8 @@ import { describeValidationErrors } from './messages.js';
  * - Unknown query parameter names are ignored (cache busters such as `_=123`), and dropped here: a handler sees
  *   only the parameters its schema declares, so one that passes `request.query` on to a repository cannot
  *   forward a name another route validates and this one does not.
+ * - A number in text is decimal digits (an optional minus sign, a fraction where the schema takes a non-integer):
+ *   Ajv's coercion alone also takes "0x10" (16), "1e3", "0b11", " 7 " and a lone space (0).
  * - Coercion turns "Infinity", "1e309" or 400 digits into ±Infinity, which Ajv's bounds skip (they only compare
  *   finite numbers), and 20 digits into a nearby double: any non-finite number, or integer past 2^53, left after
  *   validation is refused here, whatever bounds the schema forgot.
@@ -70,6 +72,55 @@ function finite(validate: Validate): Validate {
   return wrapped;
 }
 
+const INTEGER_TEXT = /^-?[0-9]+$/;
+const NUMBER_TEXT = /^-?[0-9]+(\.[0-9]+)?$/;
+
+/** The schema's top-level properties that hold numbers (or arrays of them), with the type each must be. */
+function numericProperties(schema: unknown): Map<string, 'integer' | 'number'> {
+  const found = new Map<string, 'integer' | 'number'>();
+  const properties = (schema as { properties?: unknown } | null)?.properties;
+  if (typeof properties !== 'object' || properties === null) return found;
+  for (const [name, property] of Object.entries(
+    properties as Record<string, { type?: unknown; items?: unknown }>,
+  )) {
+    const type =
+      property?.type === 'array' ? (property.items as { type?: unknown } | undefined)?.type : property?.type;
+    if (type === 'integer' || type === 'number') found.set(name, type);
+  }
+  return found;
+}
+
+/** Wraps a coercing validator so that a number sent as text that is not plain decimal is a validation error. */
+function decimalOnly(validate: Validate, schema: unknown): Validate {
+  const numeric = numericProperties(schema);
+  if (numeric.size === 0) return validate;
+  const wrapped = ((data: unknown) => {
+    if (typeof data === 'object' && data !== null) {
+      for (const [name, type] of numeric) {
+        const value = (data as Record<string, unknown>)[name];
+        for (const text of Array.isArray(value) ? value : [value]) {
+          if (typeof text !== 'string' || (type === 'integer' ? INTEGER_TEXT : NUMBER_TEXT).test(text))
+            continue;
+          wrapped.errors = [
+            {
+              instancePath: `/${name.replace(/~/g, '~0').replace(/\//g, '~1')}`,
+              schemaPath: `#/properties/${name}/type`,
+              keyword: 'type',
+              params: { type },
+              message: `must be ${type}`,
+            },
+          ];
+          return false;
+        }
+      }
+    }
+    const ok = validate(data);
+    wrapped.errors = validate.errors;
+    return ok;
+  }) as Validate;
+  return wrapped;
+}
+
 /**
  * Wraps a query-string validator so that, once the query is valid, parameters its schema does not declare are
  * removed. A schema that decides about other names itself (`additionalProperties`, `patternProperties`) keeps them.
@@ -107,10 +158,12 @@ export function buildValidator(
   const form = compiler(true);
 
   return (route) => {
-    if (route.httpPart === 'querystring') return declaredOnly(finite(coercing(route)), route.schema);
+    if (route.httpPart === 'querystring')
+      return declaredOnly(decimalOnly(finite(coercing(route)), route.schema), route.schema);
+    if (route.httpPart === 'params') return decimalOnly(finite(coercing(route)), route.schema);
     if (route.httpPart !== 'body') return finite(coercing(route));
     const json = strict(route);
-    const fromForm = finite(form(route));
+    const fromForm = decimalOnly(finite(form(route)), route.schema);
     const validate = ((data: unknown) => {
       const chosen = typeof data === 'object' && data !== null && formBodies.has(data) ? fromForm : json;
       const ok = chosen(data);

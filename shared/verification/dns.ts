@@ -27,7 +27,9 @@ export type MailHostLookup =
       /** Every exchange name by preference, beyond the probed `hosts` too (absent in answers cached before it existed). */
       names?: string[];
     }
-  | { kind: 'null_mx' | 'nxdomain' | 'no_mail_host' }
+  | { kind: 'null_mx' | 'nxdomain' }
+  /** Neither an MX host nor the domain itself has an address; `names` are the MX hosts named, if any. */
+  | { kind: 'no_mail_host'; names?: string[] }
   | { kind: 'error'; error: DnsErrorKind; message: string };
 
 export interface DnsOptions {
@@ -129,6 +131,14 @@ export function createMailHostResolver(opts: DnsOptions) {
     }
 
     const answers = await Promise.all(exchanges.map((r) => resolveAddresses(normaliseName(r.exchange))));
+    if (answers.every((a) => a.addresses.length === 0)) {
+      // No host to connect to. A lookup that failed says nothing about the domain (ask again later); hosts that
+      // do not exist do (RFC 5321 §5.1: MX records none of which is usable are an error, not a fallback).
+      const failed = answers.find((a) => a.outcome !== 'nodata' && a.outcome !== 'nxdomain');
+      if (failed)
+        return { result: dnsError(failed.outcome, new Error(`no MX host of ${domain} resolved`)), ttl: 0 };
+      return { result: { kind: 'no_mail_host', names }, ttl: NEGATIVE_TTL_SEC };
+    }
     const hosts = exchanges.map((r, i) => ({
       host: normaliseName(r.exchange),
       priority: r.priority,
@@ -166,7 +176,9 @@ export type MailHostResolver = ReturnType<typeof createMailHostResolver>;
 
 /** Every mail host name of an answer by preference ([] without one): the result's `mx_records`. */
 export function mailHostNames(lookup: MailHostLookup | null): string[] {
-  if (lookup === null || (lookup.kind !== 'mx' && lookup.kind !== 'implicit')) return [];
+  if (lookup === null) return [];
+  if (lookup.kind === 'no_mail_host') return lookup.names ?? [];
+  if (lookup.kind !== 'mx' && lookup.kind !== 'implicit') return [];
   return lookup.names ?? lookup.hosts.map((h) => h.host);
 }
 

@@ -21,6 +21,9 @@ export async function startReplica(primary: PrivatePostgres, port: number): Prom
     '-X',
     'stream',
     '--no-sync',
+    // An immediate checkpoint: the default spread one paces its writes over checkpoint_timeout and held the
+    // backup (and the test) for about 100 s.
+    '--checkpoint=fast',
     '-h',
     '127.0.0.1',
     '-p',

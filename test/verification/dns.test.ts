@@ -24,6 +24,14 @@ beforeAll(async () => {
     'flaky.test': { MX: [{ preference: 1, exchange: 'mx.flaky.test' }] },
     'mx.flaky.test': { rcode: 'SERVFAIL' },
     'refused.test': { rcode: 'REFUSED' },
+    // MX records naming hosts that do not exist (NXDOMAIN) or have no address (NODATA).
+    'ghosted.test': {
+      MX: [
+        { preference: 1, exchange: 'gone.ghosted.test' },
+        { preference: 2, exchange: 'empty.ghosted.test' },
+      ],
+    },
+    'empty.ghosted.test': {},
   });
 });
 
@@ -78,14 +86,22 @@ describe('mail host lookup', () => {
     expect(dns.queries.length).toBe(afterFirst);
   });
 
-  it('does not cache an answer whose MX addresses failed transiently', async () => {
+  it('answers a DNS error, not cached, when no MX host resolved because the lookups failed', async () => {
     const prefix = freshPrefix(store.prefix);
-    expect(await resolverFor(prefix).lookup('flaky.test')).toEqual({
-      kind: 'mx',
-      hosts: [{ host: 'mx.flaky.test', priority: 1, addresses: [] }],
-      names: ['mx.flaky.test'],
+    expect(await resolverFor(prefix).lookup('flaky.test')).toMatchObject({
+      kind: 'error',
+      error: 'servfail',
     });
     expect(await store.redis.exists(`${prefix}dns:flaky.test`)).toBe(0);
+  });
+
+  it('answers no mail host, cached, when every MX host named does not exist or has no address', async () => {
+    const prefix = freshPrefix(store.prefix);
+    expect(await resolverFor(prefix).lookup('ghosted.test')).toEqual({
+      kind: 'no_mail_host',
+      names: ['gone.ghosted.test', 'empty.ghosted.test'],
+    });
+    expect(await store.redis.exists(`${prefix}dns:ghosted.test`)).toBe(1);
   });
 
   it('keeps REFUSED apart from NXDOMAIN', async () => {
