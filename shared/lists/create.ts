@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Database } from '../db/client.js';
 import { isUniqueViolation } from '../db/errors.js';
 import {
@@ -7,6 +8,7 @@ import {
   insertList,
   insertRows,
   recordCharge,
+  recordRequestHash,
   type Executor,
   type ListRecord,
   type NewRow,
@@ -67,6 +69,16 @@ export class ListChargeRefusedError extends RateLimitedError {
   }
 }
 
+/** An Idempotency-Key sent again with another list or other settings (draft-ietf-httpapi-idempotency-key-header). */
+export class IdempotencyKeyReusedError extends AppError {
+  constructor() {
+    super(
+      422,
+      'This Idempotency-Key was used for another list: a retry must send the same list and settings',
+    );
+  }
+}
+
 export class ListTooLargeError extends AppError {
   constructor(message: string) {
     super(413, message);
@@ -85,10 +97,12 @@ export function addressKey(email: string): { email: string; address: string } {
  * Creates a list from streamed entries in one transaction (an upload cut short leaves nothing), charges one point
  * per distinct address before committing (a refused charge leaves nothing either), then enqueues its first chunks.
  */
-export async function createList(deps: CreateListDeps, input: CreateListInput): Promise<Created> {
+export async function createList(deps: CreateListDeps, request: CreateListInput): Promise<Created> {
+  const sent = fingerprinted(request);
+  const input = { ...request, entries: sent.entries };
   if (input.idempotencyKey !== null) {
     const existing = await findByIdempotencyKey(deps.database.db, input.userId, input.idempotencyKey);
-    if (existing) return { list: existing, created: false, decision: null };
+    if (existing) return answerRetry(existing, sent);
   }
   const id = newListId();
   // The charge taken inside the transaction, so that it can be given back if the transaction does not commit.
@@ -106,6 +120,7 @@ export async function createList(deps: CreateListDeps, input: CreateListInput): 
         maxAgeSec: input.maxAgeSec,
       });
       await writeEntries(tx, id, input);
+      if (input.idempotencyKey !== null) await recordRequestHash(tx, id, sent.digest());
       const { unique } = await finishUpload(tx, id, input.columns(), LIST_CHUNK_ADDRESSES);
       if (unique === 0) throw new ValidationError('The list holds no addresses');
       uniqueAddresses = unique;
@@ -120,7 +135,7 @@ export async function createList(deps: CreateListDeps, input: CreateListInput): 
       await deps.budget.refund(input.keyId, held.charge.points, held.charge.windows).catch(() => {});
     if (input.idempotencyKey !== null && isUniqueViolation(err)) {
       const existing = await findByIdempotencyKey(deps.database.db, input.userId, input.idempotencyKey);
-      if (existing) return { list: existing, created: false, decision: null };
+      if (existing) return answerRetry(existing, sent);
     }
     throw err;
   }
@@ -146,6 +161,42 @@ export async function createList(deps: CreateListDeps, input: CreateListInput): 
 export const MAX_LIST_ENTRY_BYTES = 1024;
 
 /** Writes the entries as rows in batches; one batch is written while the next is parsed. */
+interface Fingerprinted {
+  entries: AsyncIterable<ListEntry>;
+  /** The hash of the settings, every entry passed through `entries` and the uploaded header; call once. */
+  digest(): string;
+}
+
+/** What a retry under the same Idempotency-Key must send again: the settings, every entry in order, the header. */
+function fingerprinted(input: CreateListInput): Fingerprinted {
+  const hash = createHash('sha256').update(JSON.stringify([input.name, input.callbackUrl, input.maxAgeSec]));
+  return {
+    entries: (async function* () {
+      for await (const entry of input.entries) {
+        hash.update(JSON.stringify([entry.email, entry.fields]));
+        yield entry;
+      }
+    })(),
+    digest: () => hash.update(JSON.stringify(input.columns())).digest('base64url'),
+  };
+}
+
+/**
+ * The list created earlier under this Idempotency-Key, when this request sends what that one sent (read to its
+ * end to know). Lists created before hashes were kept have none and are returned as they are.
+ */
+async function answerRetry(
+  existing: ListRecord & { request_hash: string | null },
+  sent: Fingerprinted,
+): Promise<Created> {
+  if (existing.request_hash !== null) {
+    for await (const _ of sent.entries); // read to its end: the digest covers every entry
+    if (sent.digest() !== existing.request_hash) throw new IdempotencyKeyReusedError();
+  }
+  const { request_hash: _, ...list } = existing;
+  return { list, created: false, decision: null };
+}
+
 async function writeEntries(tx: Executor, id: string, input: CreateListInput): Promise<void> {
   let batch: NewRow[] = [];
   let row = 0;

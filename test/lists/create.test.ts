@@ -334,6 +334,48 @@ describe('idempotent creation', () => {
     const theirs = await jsonList(app, other.verify!, { emails: ['a@example.test'] }, headers);
     expect(theirs.json().data.id).not.toBe(first.json().data.id);
   });
+
+  it('refuses with 422 a key sent again with another list or other settings, and creates nothing', async () => {
+    const headers = { 'idempotency-key': 'weekly-export' };
+    const csv = 'email,name\nc@example.test,Carol\nd@example.test,Dan\n';
+    const first = await upload(app, keys.verify!, csv, { headers });
+    expect(first.statusCode).toBe(202);
+    const before = (await get(app, keys.verify!, '/lists?limit=100')).json().data.pagination.total_items;
+    const refused = [
+      await upload(app, keys.verify!, 'email,name\nc@example.test,Carol\n', { headers }),
+      await upload(app, keys.verify!, 'email,name\nc@example.test,Carol\nd@example.test,Daniel\n', {
+        headers,
+      }),
+      await upload(app, keys.verify!, 'email,who\nc@example.test,Carol\nd@example.test,Dan\n', { headers }),
+      await jsonList(app, keys.verify!, { emails: ['c@example.test', 'd@example.test'] }, headers),
+    ];
+    for (const res of refused) expectError(res, 422, /Idempotency-Key was used for another list/);
+    // The same upload again is a retry: the first list.
+    const retry = await upload(app, keys.verify!, csv, { headers });
+    expect(retry.statusCode).toBe(202);
+    expect(retry.json().data.id).toBe(first.json().data.id);
+    // Settings count too: a name given on the retry that the first did not have is another request.
+    const named = await jsonList(
+      app,
+      keys.verify!,
+      { emails: ['e@example.test'], name: 'March' },
+      {
+        'idempotency-key': 'named',
+      },
+    );
+    expect(named.statusCode).toBe(202);
+    expectError(
+      await jsonList(
+        app,
+        keys.verify!,
+        { emails: ['e@example.test'], name: 'April' },
+        { 'idempotency-key': 'named' },
+      ),
+      422,
+    );
+    const after = (await get(app, keys.verify!, '/lists?limit=100')).json().data.pagination.total_items;
+    expect(after).toBe(before + 1);
+  });
 });
 
 describe('reading lists', () => {

@@ -82,7 +82,7 @@ export const listRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async
           `Up to ${limits.maxAddresses} addresses and ${limits.maxBytes} bytes, as JSON or as a text/csv or text/plain ` +
           'upload (streamed). Answers 202 with Location: /lists/{id}; the workers verify it asynchronously. Each ' +
           'distinct address costs one point of the key’s budget, charged now. An Idempotency-Key header makes a ' +
-          'retried creation return the same list.',
+          'retried creation return the same list; the same key with another list or other settings is a 422.',
         querystring: CreateQuery,
         body: CreateListBody,
         response: { 202: ListResponse, ...errors },

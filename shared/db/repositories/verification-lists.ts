@@ -162,16 +162,21 @@ export async function findList(
   return row;
 }
 
+/** The list an owner created with an Idempotency-Key, with the hash of what that creation sent. */
 export async function findByIdempotencyKey(
   db: Executor,
   userId: number,
   key: string,
-): Promise<ListRecord | undefined> {
-  const [row] = await run<ListRecord>(
+): Promise<(ListRecord & { request_hash: string | null }) | undefined> {
+  const [row] = await run<ListRecord & { request_hash: string | null }>(
     db,
-    sql`SELECT ${listColumns} FROM ${L} l WHERE l.user_id = ${userId} AND l.idempotency_key = ${key}`,
+    sql`SELECT ${listColumns}, l.request_hash FROM ${L} l WHERE l.user_id = ${userId} AND l.idempotency_key = ${key}`,
   );
   return row;
+}
+
+export async function recordRequestHash(db: Executor, listId: string, hash: string): Promise<void> {
+  await run(db, sql`UPDATE ${L} SET request_hash = ${hash} WHERE id = ${listId}`);
 }
 
 /** Newest first; `userId` null lists every owner's (admin panel). */

@@ -38,6 +38,8 @@ export const verificationLists = pgTable(
     columns: jsonb('columns'),
     callbackUrl: text('callback_url'),
     idempotencyKey: text('idempotency_key'),
+    /** SHA-256 of what a creation with an Idempotency-Key sent (create.ts `fingerprinted`). */
+    requestHash: text('request_hash'),
     charged: integer('charged').notNull().default(0),
     chargeWindows: jsonb('charge_windows'),
     maxAgeSec: integer('max_age_sec'),
