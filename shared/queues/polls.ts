@@ -5,12 +5,22 @@ import { defineQueue, retrying, Unread } from './define.js';
 /** How long a tally waits for more votes before recounting: a burst of votes becomes one recount. */
 export const TALLY_DEBOUNCE_MS = 500;
 
-/** Tally jobs are debounced per poll: a burst of votes becomes one recount. */
+/** How often the polls that have closed since their last tally get their final one (and poll.closed). */
+export const POLL_CLOSING_EVERY_MS = 15_000;
+
+/**
+ * Tally jobs are debounced per poll: a burst of votes becomes one recount. `close` tallies the polls whose
+ * closing time has passed since their last tally: no vote asks for that one, and its recount is what fires the
+ * poll.closed webhook event (migration 0022).
+ */
 export const pollsQueue = defineQueue({
   name: 'polls',
-  jobs: { tally: { pollId: Type.Integer({ minimum: 1 }) } },
-  results: { tally: Unread },
+  jobs: { tally: { pollId: Type.Integer({ minimum: 1 }) }, close: {} },
+  results: { tally: Unread, close: Unread },
   defaultJobOptions: { ...retrying(8, 500), removeOnComplete: { age: 600, count: 1000 } },
+  schedulers: () => [
+    { id: 'polls-close', job: 'close', payload: {}, repeat: { every: POLL_CLOSING_EVERY_MS } },
+  ],
 });
 
 /**

@@ -27,13 +27,22 @@ describe('poll tallies under concurrent voting', () => {
       payload: { poll_id: pollId, option_id: optionId },
     });
 
-  /** Settled: no tally job waits, is delayed or runs. Only then is the stored tally final. */
+  /** Settled: no tally job waits, is delayed or runs (the `close` scheduler's next run always waits). */
   const settled = () =>
     eventually(
-      () => runtime.queues.queue('polls').getJobCounts('active', 'waiting', 'delayed', 'prioritized'),
-      (c) => Object.values(c).every((n) => n === 0),
+      async () =>
+        (await runtime.queues.queue('polls').getJobs(['active', 'waiting', 'delayed', 'prioritized'])).filter(
+          (job) => job?.name === 'tally',
+        ).length,
+      (pending) => pending === 0,
       60_000,
     );
+  const closedEvents = async (pollId: number) =>
+    (
+      await runtime.database.query<{ n: number }>(
+        sql`SELECT count(*)::int AS n FROM qa_changes WHERE type = 'poll' AND entity_id = ${pollId} AND event = 'poll.closed'`,
+      )
+    )[0]!.n;
 
   beforeAll(async () => {
     runtime = await createTestRuntime({ TRUST_PROXY: 'true', RATE_LIMIT_ENABLED: 'false' });
@@ -106,6 +115,27 @@ describe('poll tallies under concurrent voting', () => {
     const read = (await apps[1]!.inject(`/api/polls/${p.id}`)).json().data.poll;
     expect(read.results.total_votes).toBe(last.size);
   });
+
+  it('tallies a poll once more after it closes, which records poll.closed once; tallies while open record none', async () => {
+    const p = await poll(runtime, { texts: ['Ale', 'Lager'] });
+    const votes = await Promise.all([1, 2, 3].map((v) => vote(900_000 + v, p.id, p.options[v % 2]!)));
+    expect(votes.map((r) => r.statusCode)).toEqual([200, 200, 200]);
+    await settled();
+    expect(await closedEvents(p.id)).toBe(0);
+    // Closed now (as POST /polls/{id}/close does), after its last tally.
+    await runtime.database.query(sql`UPDATE polls SET closed_at = now() WHERE id = ${p.id}`);
+    // No vote asks for this tally: the workers' `close` job (every 15 s) finds the poll and recounts it.
+    const final = await eventually(
+      () => pollsRepository(runtime.database.db).find(p.id),
+      (found) => found!.talliedAt !== null && found!.talliedAt >= found!.closedAt!,
+      60_000,
+    );
+    expect(final!.options.reduce((sum, o) => sum + o.votes, 0)).toBe(3);
+    expect(await closedEvents(p.id)).toBe(1);
+    // A later recount of the closed poll is not a second closing.
+    await pollsRepository(runtime.database.db).recount(p.id);
+    expect(await closedEvents(p.id)).toBe(1);
+  }, 90_000);
 });
 
 describe('the tally job', () => {

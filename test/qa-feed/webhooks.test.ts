@@ -257,16 +257,21 @@ describe('webhooks', () => {
     ).toEqual([`question.created:${stout.id}`, `answer.created:${before.id}`].sort());
   });
 
-  it('fires poll.closed once when a poll is tallied, with its question and tags', async () => {
+  it('fires poll.closed once, with the first tally after the poll closed, with its question and tags', async () => {
     const r = await receiver();
     await subscribe({ url: r.url(), events: ['poll.closed'] });
     const question = await ask({ tags: ['ipa'] });
     const [poll] = await world.runtime.database.query<{ id: number }>(
       sql`INSERT INTO polls (question_id, title) VALUES (${question.id}, 'Best hop?') RETURNING id`,
     );
-    await world.runtime.database.query(sql`UPDATE polls SET tallied_at = now() WHERE id = ${poll!.id}`);
+    const tally = () =>
+      world.runtime.database.query(sql`UPDATE polls SET tallied_at = now() WHERE id = ${poll!.id}`);
+    // Tallied while open (after votes): not closed.
+    await tally();
+    await world.runtime.database.query(sql`UPDATE polls SET closed_at = now() WHERE id = ${poll!.id}`);
+    await tally();
     // Tallied again (a re-tally): not closed a second time.
-    await world.runtime.database.query(sql`UPDATE polls SET tallied_at = now() WHERE id = ${poll!.id}`);
+    await tally();
     await settle();
     expect(bodies(r)).toEqual([
       {

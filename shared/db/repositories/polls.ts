@@ -150,6 +150,17 @@ export function pollsRepository(db: Db) {
       return new Map(rows.map((r) => [Number(r.option_id), Number(r.n)]));
     },
 
+    /** Polls whose closing time has passed since their last tally (or that were never tallied), oldest first. */
+    async closedSinceTally(limit: number): Promise<number[]> {
+      const rows = await run<{ id: number }>(
+        db,
+        sql`SELECT id FROM polls
+            WHERE closed_at <= now() AND (tallied_at IS NULL OR tallied_at < closed_at)
+            ORDER BY closed_at, id LIMIT ${limit}`,
+      );
+      return rows.map((r) => Number(r.id));
+    },
+
     /**
      * Recounts every option from the votes and stores the counts (the polls worker's tally). The poll row is
      * locked FOR NO KEY UPDATE first, which serialises tallies of one poll, and the count is a statement that

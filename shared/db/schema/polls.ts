@@ -9,19 +9,29 @@ import {
   uniqueIndex,
   bigserial,
 } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
 import { questions, users } from './qa.js';
 
-export const polls = pgTable('polls', {
-  id: serial('id').primaryKey(),
-  questionId: integer('question_id').references(() => questions.id, { onDelete: 'cascade' }),
-  authorId: integer('author_id').references(() => users.id),
-  title: text('title').notNull(),
-  allowChange: boolean('allow_change').notNull().default(false),
-  closedAt: timestamp('closed_at', { withTimezone: true }),
-  // Set by the polls worker each time it writes the options' tallies.
-  talliedAt: timestamp('tallied_at', { withTimezone: true }),
-  createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
-});
+export const polls = pgTable(
+  'polls',
+  {
+    id: serial('id').primaryKey(),
+    questionId: integer('question_id').references(() => questions.id, { onDelete: 'cascade' }),
+    authorId: integer('author_id').references(() => users.id),
+    title: text('title').notNull(),
+    allowChange: boolean('allow_change').notNull().default(false),
+    closedAt: timestamp('closed_at', { withTimezone: true }),
+    // Set by the polls worker each time it writes the options' tallies.
+    talliedAt: timestamp('tallied_at', { withTimezone: true }),
+    createdAt: timestamp('created_at', { withTimezone: true }).notNull().defaultNow(),
+  },
+  // The polls worker's `close` job: polls whose closing time has passed since their last tally.
+  (t) => [
+    index('polls_closing_idx')
+      .on(t.closedAt, t.id)
+      .where(sql`${t.closedAt} IS NOT NULL`),
+  ],
+);
 
 export const pollOptions = pgTable(
   'poll_options',
