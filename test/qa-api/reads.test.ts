@@ -122,6 +122,9 @@ describe('issue 19 reads: vectors, per-user activity, tags, windows, comments, i
       await bad(`/api/answers/abc`);
       await bad('/api/answers/999999', 404);
       await bad('/api/answers/2147483648', 404);
+      // Zero names no id at all: a 400 on every single-item route, as on /users/0.
+      await bad('/api/answers/0');
+      await bad('/api/users/0');
       await bad('/api/users/999999', 404);
     });
   });
@@ -291,6 +294,10 @@ describe('issue 19 reads: vectors, per-user activity, tags, windows, comments, i
       );
       expect(
         ids((await ok('/api/questions?fromdate=2024-01-01&todate=2024-01-01T00:01:00Z')).questions),
+      ).toEqual($('q1'));
+      // An offset's + sent unencoded arrives as a space: still the offset.
+      expect(
+        ids((await ok('/api/questions?fromdate=2024-01-01&todate=2024-01-01T02:01:00+02:00')).questions),
       ).toEqual($('q1'));
       expect(ids((await ok('/api/questions?order=asc&limit=2')).questions)).toEqual($('q1', 'q2'));
       // The last page of a reversed list is read from the index's other end: same rows, same order.

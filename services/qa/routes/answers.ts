@@ -1,9 +1,8 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { answerListsRepository } from '../../../shared/db/repositories/answer-lists.js';
-import { isInt4Id } from '../../../shared/db/int4.js';
 import { NotFoundError } from '../../../shared/errors.js';
 import type { QaDeps } from '../deps.js';
-import { idVector } from '../ids.js';
+import { idList } from '../ids.js';
 import { AnswerOnQuestion, ErrorResponse, IdsParam, success } from '../schemas.js';
 
 /** GET /answers/{ids}: one answer, or several in the order asked (PATCH /answers/{id} is in writes/). */
@@ -30,10 +29,10 @@ export const answersRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async 
       },
     },
     async (request) => {
-      const ids = idVector(request.params.id);
-      if (ids) return { success: true as const, data: { answers: await answers.byIds(ids) } };
-      const id = Number(request.params.id);
-      const [answer] = isInt4Id(id) ? await answers.byIds([id]) : [];
+      // A single id of 0 is a 400, one past int4 a 404: as /questions/{id} and /users/{id} answer them.
+      const { ids, single, exists } = idList(request.params.id);
+      if (!single) return { success: true as const, data: { answers: await answers.byIds(ids) } };
+      const [answer] = exists ? await answers.byIds(ids) : [];
       if (!answer) throw new NotFoundError('Answer not found');
       return { success: true as const, data: answer };
     },

@@ -38,8 +38,9 @@ export interface EventRow extends Record<string, unknown> {
   at: string;
 }
 
+/** Milliseconds, as every other timestamp of the API (the feed's order is its seq, not this). */
 const iso = (column: string) =>
-  sql.raw(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`);
+  sql.raw(`to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`);
 
 export function changesRepository(database: Database) {
   return {

@@ -37,6 +37,9 @@ const ISO =
 const EARLIEST = Date.parse('0001-01-01T00:00:00Z');
 const LATEST = Date.parse('9999-12-31T23:59:59.999Z');
 
+// A `+02:00` offset sent unencoded arrives as " 02:00" (a + in a query string is a space): read it as the +.
+const PLUS_AS_SPACE = /^(\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?) (\d{2}(?::?\d{2})?)$/i;
+
 const leap = (year: number) => (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
 
 /** An instant given as Unix seconds or ISO 8601 (a date alone is its midnight, no zone is UTC), as ISO 8601 UTC. */
@@ -48,7 +51,7 @@ export function parseInstant(text: string, name: string): string {
   let ms: number;
   if (UNIX.test(text)) ms = Number(text) * 1000;
   else {
-    const m = ISO.exec(text);
+    const m = ISO.exec(text.replace(PLUS_AS_SPACE, '$1+$2'));
     if (!m) throw bad();
     const [, y, mo, d, h = '00', mi = '00', s = '00', frac = '', zone = 'Z'] = m;
     const month = Number(mo);
