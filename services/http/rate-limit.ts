@@ -27,8 +27,10 @@ declare module 'fastify' {
      * - 'handler': known only to the handler (a streamed upload, whose cost is known once it is read), which counts
      *   it and sets request.rateLimit and the headers.
      * Either way, a request that reaches onSend uncounted (an error first) is counted 1 point there, as for any route.
+     * - 'free': never counted and sent without headers, as the probes are (a list's reads and its cancel: the
+     *   budget paid for the list's addresses, and a key that spent it must still follow, download and cancel).
      */
-    rateLimitCost?: ((request: FastifyRequest) => number) | 'handler';
+    rateLimitCost?: ((request: FastifyRequest) => number) | 'handler' | 'free';
   }
   interface FastifyRequest {
     /** The rate-limit decision of this request, once counted. */
@@ -158,7 +160,9 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
       const url = request.routeOptions.url;
       return (
         url !== undefined &&
-        (exempt.has(url) || EXEMPT_PREFIXES.some((p) => url === p || url.startsWith(`${p}/`)))
+        (request.routeOptions.config?.rateLimitCost === 'free' ||
+          exempt.has(url) ||
+          EXEMPT_PREFIXES.some((p) => url === p || url.startsWith(`${p}/`)))
       );
     };
     const awaitsSession = (request: FastifyRequest) => {

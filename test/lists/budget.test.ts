@@ -53,7 +53,7 @@ describe('the budget of a list', () => {
     expect(replay.json().data.id).toBe(keyed.json().data.id);
     expect(remaining(replay)).toBe(3);
 
-    // Cancelling the queued five-address list gives its five points back.
+    // Cancelling the queued five-address list gives its five points back; the cancel itself costs nothing.
     const cancel = await app.inject({
       method: 'DELETE',
       url: `/lists/${first.json().data.id}`,
@@ -61,17 +61,37 @@ describe('the budget of a list', () => {
     });
     expect(cancel.statusCode).toBe(200);
     expect(cancel.json().data.status).toBe('cancelled');
-    expect(remaining(cancel)).toBe(2); // counted before the refund
-    const next = await app.inject({ method: 'GET', url: '/lists', headers: { 'x-api-key': key } });
-    expect(remaining(next)).toBe(2 + 5 - 1);
+    expect(cancel.headers['x-ratelimit-remaining']).toBeUndefined();
     // Deleting the cancelled list refunds nothing more.
     await app.inject({
       method: 'DELETE',
       url: `/lists/${first.json().data.id}`,
       headers: { 'x-api-key': key },
     });
-    const last = await app.inject({ method: 'GET', url: '/lists', headers: { 'x-api-key': key } });
-    expect(remaining(last)).toBe(6 - 2);
+    const after = await jsonList(app, key, { emails: ['f@example.test'] });
+    expect(remaining(after)).toBe(3 + 5 - 1);
+  });
+
+  it('lets a key that spent its budget follow, download and cancel its list, at no cost', async () => {
+    const { verify: key } = (await createKeys(runtime, { verify: ['verify'] })) as { verify: string };
+    const emails = Array.from({ length: 10 }, (_, i) => `spent${i}@example.test`);
+    const created = await jsonList(app, key, { emails });
+    expect(remaining(created)).toBe(0);
+    const id = created.json().data.id;
+    const get = (url: string) => app.inject({ method: 'GET', url, headers: { 'x-api-key': key } });
+    for (const url of ['/lists', `/lists/${id}`, `/lists/${id}/results`, `/lists/${id}/results?format=csv`]) {
+      for (let i = 0; i < 3; i++) {
+        const res = await get(url);
+        expect({ url, status: res.statusCode }).toEqual({ url, status: 200 });
+        expect(res.headers['x-ratelimit-remaining']).toBeUndefined();
+      }
+    }
+    // Verifying is still refused: the budget is spent.
+    expect((await jsonList(app, key, { emails: ['more@example.test'] })).statusCode).toBe(429);
+    const cancel = await app.inject({ method: 'DELETE', url: `/lists/${id}`, headers: { 'x-api-key': key } });
+    expect(cancel.statusCode).toBe(200);
+    // The cancel refunded the ten addresses never verified.
+    expect(remaining(await jsonList(app, key, { emails: ['again@example.test'] }))).toBe(9);
   });
 
   it('charges another key of another owner separately', async () => {

@@ -182,6 +182,8 @@ export const listRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async
         response: { 200: ListsPageResponse, ...errors },
       },
       onRequest: guard,
+      // Free: the list's addresses paid for it (docs/verification.md, Budget).
+      config: { rateLimitCost: 'free' },
     },
     async (request) => {
       const { page, limit } = request.query;
@@ -204,6 +206,8 @@ export const listRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async
         response: { 200: ListResponse, ...errors },
       },
       onRequest: guard,
+      // Free: the list's addresses paid for it (docs/verification.md, Budget).
+      config: { rateLimitCost: 'free' },
     },
     async (request) => ({
       success: true as const,
@@ -233,6 +237,8 @@ export const listRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async
         },
       },
       onRequest: guard,
+      // Free: the list's addresses paid for it (docs/verification.md, Budget).
+      config: { rateLimitCost: 'free' },
     },
     async (request, reply) => {
       const list = await owned(request, request.params.id);
@@ -285,6 +291,8 @@ export const listRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async
         response: { 200: ListResponse, 204: { type: 'null', description: 'Deleted' }, ...errors },
       },
       onRequest: guard,
+      // Free: the list's addresses paid for it (docs/verification.md, Budget).
+      config: { rateLimitCost: 'free' },
     },
     async (request, reply) => {
       const list = await owned(request, request.params.id);
