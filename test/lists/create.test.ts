@@ -113,6 +113,10 @@ describe('POST /lists with JSON', () => {
       /callback_url/,
     );
     expectError(await jsonList(app, keys.verify!, { emails: ['a@b.test'], name: 5 }), 400, /name/);
+    // A null name or callback_url is one not given (clients serialise unset optional fields so).
+    const nulls = await jsonList(app, keys.verify!, { emails: ['a@b.test'], name: null, callback_url: null });
+    expect(nulls.statusCode).toBe(202);
+    expect(nulls.json().data).toMatchObject({ name: '', callback_url: null });
     const malformed = await app.inject({
       method: 'POST',
       url: '/lists',

@@ -61,12 +61,17 @@ export function safeCell(value: unknown): string {
   return /^[=+\-@\t\r]/.test(text) ? `'${text}` : text;
 }
 
-/** Result fields appended to the uploaded columns; a name the upload already uses gets a `verify_` prefix. */
-export function appendedNames(columns: readonly string[]): string[] {
+/**
+ * The result fields appended to the uploaded columns: `email` only when no uploaded column has that name (the
+ * upload's own column holds the address then), the others always, a name the upload already uses with a
+ * `verify_` prefix.
+ */
+export function appendedFields(columns: readonly string[]): { field: string; name: string }[] {
   const taken = new Set(columns.map((c) => c.trim().toLowerCase()));
-  return [...RESULT_FIELDS.filter((f) => f !== 'email'), 'row'].map((f) =>
-    taken.has(f) ? `verify_${f}` : f,
-  );
+  return [...RESULT_FIELDS.filter((f) => f !== 'email' || !taken.has('email')), 'row'].map((field) => ({
+    field,
+    name: taken.has(field) ? `verify_${field}` : field,
+  }));
 }
 
 export function csvStream(
@@ -80,7 +85,8 @@ export function csvStream(
     stringify([cells.map(safeCell)], { eof: true, record_delimiter: '\r\n' });
   return Readable.from(
     (async function* () {
-      yield line([...columns, ...appendedNames(columns)]);
+      const appendedColumns = appendedFields(columns);
+      yield line([...columns, ...appendedColumns.map((c) => c.name)]);
       for await (const row of finishedRows(database, listId, statuses)) {
         const fields = row.fields ?? [String(row.result.email ?? '')];
         // Rows may be shorter or longer than the header (a ragged CSV): padded, never shifted.
@@ -88,7 +94,9 @@ export function csvStream(
         const result = orderedResult(row);
         // A list-valued field (mx_records) is one cell, its entries separated by spaces.
         const cell = (value: unknown) => (Array.isArray(value) ? value.join(' ') : value);
-        const appended = [...RESULT_FIELDS.filter((f) => f !== 'email').map((f) => cell(result[f])), row.row];
+        const appended = appendedColumns.map(({ field }) =>
+          field === 'row' ? row.row : cell(result[field]),
+        );
         yield line([...uploadedCells, ...appended]);
       }
     })(),

@@ -159,8 +159,15 @@ const isObject = (body: unknown): body is Record<string, unknown> =>
   typeof body === 'object' && body !== null && !Array.isArray(body);
 
 /** Our own check of the JSON body (no type coercion), naming the field at fault. */
-export function checkJsonListBody(body: unknown): JsonListBody {
-  if (!isObject(body)) throw new ValidationError('The body must be a JSON object: {"emails": ["..."]}');
+export function checkJsonListBody(sent: unknown): JsonListBody {
+  if (!isObject(sent)) throw new ValidationError('The body must be a JSON object: {"emails": ["..."]}');
+  // A null name or callback_url is one not given (as clients serialise an unset optional text). max_age keeps
+  // /verify's rule: a number of seconds or absent (null would read as "no limit" to some, "0" to others).
+  const body = Object.fromEntries(
+    Object.entries(sent).filter(
+      ([field, value]) => value !== null || (field !== 'name' && field !== 'callback_url'),
+    ),
+  );
   if (!Array.isArray(body.emails)) throw new ValidationError('emails must be an array of strings');
   const bad = body.emails.findIndex((e) => typeof e !== 'string');
   if (bad >= 0) throw new ValidationError(`emails[${bad}] must be a string`);
