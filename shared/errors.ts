@@ -49,8 +49,11 @@ export class RateLimitedError extends AppError {
   }
 }
 
+/** Seconds a client should wait before retrying a 503 (as the database's, services/http/errors.ts). */
+const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+
 export class ServiceUnavailableError extends AppError {
   constructor(message = 'Service temporarily unavailable') {
-    super(503, message);
+    super(503, message, { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) });
   }
 }

@@ -196,6 +196,9 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
 
     app.addHook('onSend', async (request, reply, payload) => {
       if (request.rateLimit || isExempt(request)) return payload;
+      // The service could not answer (PostgreSQL or Redis away: a key cannot even be read): not the caller's
+      // doing, so it costs nothing, and its 503 with Retry-After is never turned into an hour-long 429.
+      if (reply.statusCode >= 500) return payload;
       // Set by the admin panel once a session cookie checked out (services/admin/plugin.ts).
       if (request.adminSession) return payload;
       const decision = await count(request, reply, 1);

@@ -29,6 +29,8 @@ describe('POST /api/ai.php past the deadline', () => {
     });
     expect(res.statusCode).toBe(503);
     expect(res.json()).toEqual({ error: true, code: 503, message: expect.stringMatching(/200 ms/) });
+    // A 503 says when to try again, as every 503 of the services does.
+    expect(res.headers['retry-after']).toBe('2');
   });
 
   it('a worker that starts later skips the expired job instead of computing an answer nobody waits for', async () => {
