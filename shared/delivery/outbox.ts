@@ -12,6 +12,10 @@ import { enqueueRound, prepareDelivery, type DeliveryRequest } from './deliverie
  * handOverPending (run by the list sweeper) hands it on. A delivery handed over twice is still sent once: the job
  * id is deterministic (delivery-<id>-0, a no-op while that job exists) and an attempt only runs on a pending
  * delivery of its round (deliveries repository, startAttempt).
+ *
+ * A delivery handed over can still lose its job: Redis restarted without its data (or failed over to a replica
+ * that had not received it) while the job waited for its next attempt. A pending delivery whose next attempt is
+ * long overdue is handed over again under the same job id, a no-op while its job exists.
  */
 
 type Executor = Pick<Db, 'execute'>;
@@ -23,6 +27,8 @@ const rowsOf = async <T>(db: Executor, statement: ReturnType<typeof sql>): Promi
 
 // A pending hand-over younger than this is presumably still on its way from the process that committed it.
 export const OUTBOX_GRACE_MS = 2000;
+// A delivery's next attempt this late past its backoff (doubled, for the jitter) means its job is gone.
+const OVERDUE_SLACK_MS = 10 * 60_000;
 
 /** Writes the delivery in the caller's transaction, not yet enqueued; returns its id. Throws as enqueueDelivery. */
 export async function recordDelivery(tx: Executor, request: DeliveryRequest): Promise<string> {
@@ -73,5 +79,31 @@ export async function handOverPending(
   for (const { id } of rows) await handOver(deps, id);
   if (rows.length > 0)
     deps.logger.warn({ deliveries: rows.length }, 'outbox: handed over deliveries left behind');
+  await handOverOverdue(deps);
   return rows.length;
+}
+
+/**
+ * Hands over again the pending deliveries whose next attempt is long overdue (their job was lost with Redis's
+ * data); each under its round's job id, so one whose job still exists (a queue running late) is left as it is.
+ */
+async function handOverOverdue(deps: OutboxDeps & { logger: Logger }): Promise<void> {
+  const rows = await rowsOf<{ id: string; round: number; max_attempts: number; backoff_ms: number }>(
+    deps.database.db,
+    sql`SELECT d.id, d.round, d.max_attempts, d.backoff_ms
+        FROM deliveries d
+        LEFT JOIN LATERAL (SELECT max(a.started_at) AS at FROM delivery_attempts a WHERE a.delivery_id = d.id) last
+          ON true
+        WHERE d.state = 'pending' AND d.enqueued_at IS NOT NULL
+          AND greatest(d.enqueued_at, last.at) < now()
+              - (d.backoff_ms * power(2, least(d.attempts, 20)) + ${OVERDUE_SLACK_MS}) * interval '1 millisecond'
+        ORDER BY d.created_at LIMIT 200`,
+  );
+  for (const row of rows)
+    await enqueueRound(deps.queues, row.id, row.round, {
+      attempts: row.max_attempts,
+      backoffMs: row.backoff_ms,
+    });
+  if (rows.length > 0)
+    deps.logger.warn({ deliveries: rows.length }, 'outbox: handed over again deliveries long overdue');
 }

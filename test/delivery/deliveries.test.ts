@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   deliveryStatus,
   enqueueDelivery,
+  handOverPending,
   MAX_BODY_BYTES,
   redeliver,
   verifySignature,
@@ -12,7 +14,8 @@ import { ConflictError, NotFoundError, ValidationError } from '../../shared/erro
 import { deliveryJobId } from '../../shared/queues/deliveries.js';
 import { startWorkerPool, type WorkerPool } from '../../workers/pool.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
-import { attemptLog, countDeliveries, settled } from './helpers.js';
+import { createLogger } from '../../shared/logger.js';
+import { attemptLog, countDeliveries, deliveryRow, settled } from './helpers.js';
 import { startReceiver, type Answer, type Receiver } from './receiver.js';
 
 // Deliveries through a real worker (in this process) to real HTTP receivers on loopback, which the guard lets
@@ -226,5 +229,42 @@ describe('outbound deliveries', () => {
       delivered_at: null,
     });
     expect(await deliveryStatus(runtime.database, `list:${randomUUID()}`)).toBeNull();
+  });
+
+  it('hands over again a pending delivery whose job was lost, once its next attempt is long overdue', async () => {
+    const r = await receiver((i) => (i === 0 ? { status: 503 } : { status: 204 }));
+    // The second attempt would come an hour after the first.
+    const id = await enqueueDelivery(
+      runtime,
+      request(r.url('/lost'), { schedule: { attempts: 3, backoffMs: 3_600_000 } }),
+    );
+    await vi.waitFor(
+      async () => expect(await deliveryRow(runtime.database, id)).toMatchObject({ attempts: 1 }),
+      {
+        timeout: 20_000,
+      },
+    );
+    const job = await runtime.queues.queue('deliveries').getJob(deliveryJobId(id, 0));
+    await vi.waitFor(async () => expect(await job!.getState()).toBe('delayed'), { timeout: 20_000 });
+    const handOverAgain = () =>
+      handOverPending({ database: runtime.database, queues: runtime.queues, logger: createLogger('silent') });
+    // Not overdue yet: the job is left alone.
+    await handOverAgain();
+    expect(await (await runtime.queues.queue('deliveries').getJob(deliveryJobId(id, 0)))!.getState()).toBe(
+      'delayed',
+    );
+
+    // Redis loses the job (a restart without its data); three hours go by.
+    await job!.remove();
+    await runtime.database.query(
+      sql`UPDATE delivery_attempts SET started_at = started_at - interval '3 hours' WHERE delivery_id = ${id}`,
+    );
+    await runtime.database.query(
+      sql`UPDATE deliveries SET enqueued_at = enqueued_at - interval '3 hours' WHERE id = ${id}`,
+    );
+    await handOverAgain();
+    const row = await settled(runtime.database, runtime.queues, id);
+    expect(row).toMatchObject({ state: 'delivered', attempts: 2, last_status: 204 });
+    expect(r.received).toHaveLength(2);
   });
 });

@@ -31,6 +31,9 @@ export const deliveries = pgTable(
     index('deliveries_unenqueued_idx')
       .on(t.createdAt)
       .where(sql`${t.enqueuedAt} IS NULL`),
+    index('deliveries_pending_idx')
+      .on(t.createdAt)
+      .where(sql`${t.state} = 'pending'`),
   ],
 );
 
