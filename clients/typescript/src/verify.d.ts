@@ -689,7 +689,10 @@ export interface operations {
                 /** @description Seconds: accept a cached verdict up to this old (default: any still cached, VERIFY_RESULT_TTL_MS); 0 forces a fresh probe */
                 max_age?: number;
             };
-            header?: never;
+            header?: {
+                /** @description At most 200 characters. A retry with the same key and the same list returns the first list; another list or other settings under it is a 422 */
+                "idempotency-key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -697,12 +700,16 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CreateListBody"];
+                "text/csv": components["schemas"]["CreateListBody"];
+                "text/plain": components["schemas"]["CreateListBody"];
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The list, queued */
             202: {
                 headers: {
+                    /** @description /lists/{id} */
+                    location?: string;
                     /** @description Requests allowed in the window that is closest to running out */
                     "X-RateLimit-Limit"?: number;
                     /** @description Requests left in that window */
@@ -1037,6 +1044,40 @@ export interface operations {
                             };
                         };
                     };
+                    "application/x-ndjson": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description In input order; only rows already verified */
+                            results: components["schemas"]["ListResult"][];
+                            /** @description The list has ended: no more results will come */
+                            complete: boolean;
+                            pagination: {
+                                current_page: number;
+                                /** @description ceil(total_items / per_page) */
+                                total_pages: number;
+                                total_items: number;
+                                per_page: number;
+                            };
+                        };
+                    };
+                    "text/csv": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            /** @description In input order; only rows already verified */
+                            results: components["schemas"]["ListResult"][];
+                            /** @description The list has ended: no more results will come */
+                            complete: boolean;
+                            pagination: {
+                                current_page: number;
+                                /** @description ceil(total_items / per_page) */
+                                total_pages: number;
+                                total_items: number;
+                                per_page: number;
+                            };
+                        };
+                    };
                 };
             };
             /** @description Missing, unknown or revoked API key */
@@ -1086,6 +1127,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                    "application/x-ndjson": components["schemas"]["Error"];
+                    "text/csv": components["schemas"]["Error"];
                 };
             };
             /** @description Every error: the message is for humans, code equals the HTTP status */
@@ -1101,6 +1144,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Error"];
+                    "application/x-ndjson": components["schemas"]["Error"];
+                    "text/csv": components["schemas"]["Error"];
                 };
             };
         };

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Readable } from 'node:stream';
 import { paginate } from '../../../shared/db/repositories/pagination.js';
@@ -84,8 +84,25 @@ export const listRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async
           'distinct address costs one point of the key’s budget, charged now. An Idempotency-Key header makes a ' +
           'retried creation return the same list; the same key with another list or other settings is a 422.',
         querystring: CreateQuery,
+        headers: Type.Object({
+          'idempotency-key': Type.Optional(
+            Type.String({
+              description:
+                'At most 200 characters. A retry with the same key and the same list returns the first list; ' +
+                'another list or other settings under it is a 422',
+            }),
+          ),
+        }),
+        consumes: ['application/json', 'text/csv', 'text/plain'],
         body: CreateListBody,
-        response: { 202: ListResponse, ...errors },
+        response: {
+          202: {
+            ...ListResponse,
+            description: 'The list, queued',
+            headers: { location: { type: 'string', description: '/lists/{id}' } },
+          },
+          ...errors,
+        },
       },
       bodyLimit: limits.maxBytes,
       onRequest: guard,
@@ -228,6 +245,7 @@ export const listRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async
           'apostrophe.',
         params: ListParams,
         querystring: ResultsQuery,
+        produces: ['application/json', 'application/x-ndjson', 'text/csv'],
         response: {
           200: {
             ...ResultsResponse,
