@@ -3,10 +3,12 @@ import {
   searchRepository,
   type AnswerHit,
   type QuestionHit,
+  type SearchPagination,
   type SearchType,
+  type SearchWindow,
   type UserHit,
 } from '../db/repositories/search.js';
-import type { PageParams, Pagination } from '../db/repositories/pagination.js';
+import type { PageParams } from '../db/repositories/pagination.js';
 import { excerpter } from './excerpt.js';
 import { couldBeName } from './name-query.js';
 
@@ -23,8 +25,8 @@ export function searchService(db: Db) {
   const repository = searchRepository(db);
   return {
     async search(
-      params: PageParams & { q: string; type: SearchType },
-    ): Promise<{ results: SearchResult[]; pagination: Pagination }> {
+      params: PageParams & SearchWindow & { q: string; type: SearchType },
+    ): Promise<{ results: SearchResult[]; pagination: SearchPagination }> {
       const { results, lexemes, pagination } = await repository.search({
         ...params,
         names: couldBeName(params.q),

@@ -94,7 +94,7 @@ describe('ETags and the OpenAPI document of the read API', () => {
       '/api/questions': ['page', 'limit', 'cursor', 'sort', 'tag', 'category', ...windows],
       '/api/questions/{id}': ['id', 'include'],
       '/api/questions/{id}/answers': ['id', 'sort'],
-      '/api/search': ['q', 'type', 'page', 'limit'],
+      '/api/search': ['q', 'type', 'page', 'limit', 'fromdate', 'todate', 'order'],
       '/api/users': ['sort', 'page', 'limit', 'cursor', ...windows],
       '/api/users/{id}': ['id'],
       '/api/users/{id}/questions': ['id', 'sort', 'page', 'limit', 'cursor', 'tag', ...windows],

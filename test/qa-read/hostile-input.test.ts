@@ -39,7 +39,7 @@ const ROUTES: Record<string, string[]> = {
   '/api/questions/1/answers': ['sort'],
   '/api/users': ['sort', 'page', 'limit'],
   '/api/tags': ['sort', 'page', 'limit'],
-  '/api/search?q=beer&': ['type', 'page', 'limit'],
+  '/api/search?q=beer&': ['type', 'page', 'limit', 'fromdate', 'todate', 'order'],
   '/api/search?': ['q'],
 };
 

@@ -82,6 +82,24 @@ describe('search statements', () => {
       const [a, b] = [await onServer.search(params), await embedded.search(params)];
       expect(b, `${q} ${type} page ${page}`).toEqual(a);
     }
+    // Date windows (either bound or both) and the reversed order: their own variants, the same answers.
+    for (const window of [
+      { fromdate: at(10).toISOString() },
+      { todate: String(at(3).getTime() / 1000) },
+      { fromdate: '2024-01-01T00:05:00Z', todate: '2024-01-01T00:50:00Z', order: 'asc' as const },
+      { order: 'asc' as const },
+    ]) {
+      for (const [q, type] of [
+        ['kettle', 'all'],
+        ['kettle keeper', 'all'],
+        ['brew', 'users'],
+        ['br', 'users'],
+      ] as const) {
+        const params = { q, type, page: 1, limit: 20, ...window };
+        const [a, b] = [await onServer.search(params), await embedded.search(params)];
+        expect(b, `${q} ${type} ${JSON.stringify(window)}`).toEqual(a);
+      }
+    }
     // Both give the lexemes the excerpts are marked by (PGlite as an array too).
     const [hit] = (await embedded.search({ q: 'scorching', type: 'questions', page: 1, limit: 20 })).results;
     expect(hit).toMatchObject({ excerpt: expect.stringContaining('<mark>scorches</mark>') });

@@ -210,7 +210,7 @@ export interface paths {
         };
         /**
          * Search questions, answers and users
-         * @description Full-text search (web search syntax: "quoted phrase", -excluded, or) of questions (title > tags > body) and answers, and partial matching of user names. type=all merges the kinds by score. A query of stop words or punctuation only finds nothing.
+         * @description Full-text search (web search syntax: "quoted phrase", -excluded, or) of questions (title > tags > body) and answers, and partial matching of user names. type=all merges the kinds by score. A query of stop words or punctuation only finds nothing. fromdate/todate keep the questions, answers and users created within them (before the candidates are picked); order=desc (default) is the most relevant first, asc the reverse (ties by kind, then id, reversed too). Each kind ranks at most its 200 most recent matches: when one reaches that bound, pagination.total_bounded is true and total_items is a lower bound.
          */
         get: operations["getSearch"];
         put?: never;
@@ -2739,6 +2739,12 @@ export interface operations {
                 page?: number;
                 /** @description Items per page (1-100) */
                 limit?: number;
+                /** @description Created at or after: ISO 8601 or Unix seconds */
+                fromdate?: string;
+                /** @description Created at or before: ISO 8601 or Unix seconds */
+                todate?: string;
+                /** @description The sort's direction (default: the sort's own, desc for most) */
+                order?: "asc" | "desc";
             };
             header?: never;
             path?: never;

@@ -2,7 +2,16 @@ import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typ
 import { SEARCH_TYPES } from '../../../shared/db/repositories/search.js';
 import { searchService } from '../../../shared/qa/search.js';
 import type { QaDeps } from '../deps.js';
-import { ErrorResponse, Limit, OneOf, Page, Pagination, SearchResult, success } from '../schemas.js';
+import {
+  ErrorResponse,
+  Limit,
+  OneOf,
+  Page,
+  Pagination,
+  SearchResult,
+  success,
+  WindowQuery,
+} from '../schemas.js';
 
 export const MAX_QUERY_LENGTH = 200;
 
@@ -19,7 +28,10 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (
         description:
           'Full-text search (web search syntax: "quoted phrase", -excluded, or) of questions (title > tags > body) ' +
           'and answers, and partial matching of user names. type=all merges the kinds by score. A query of stop ' +
-          'words or punctuation only finds nothing.',
+          'words or punctuation only finds nothing. fromdate/todate keep the questions, answers and users created ' +
+          'within them (before the candidates are picked); order=desc (default) is the most relevant first, asc the ' +
+          'reverse (ties by kind, then id, reversed too). Each kind ranks at most its 200 most recent matches: when ' +
+          'one reaches that bound, pagination.total_bounded is true and total_items is a lower bound.',
         querystring: Type.Object({
           q: Type.String({
             minLength: 1,
@@ -30,6 +42,9 @@ export const searchRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (
           type: OneOf(SEARCH_TYPES, 'all'),
           page: Page,
           limit: Limit,
+          fromdate: WindowQuery.fromdate,
+          todate: WindowQuery.todate,
+          order: WindowQuery.order,
         }),
         response: {
           200: success(Type.Object({ results: Type.Array(SearchResult), pagination: Pagination })),

@@ -1,6 +1,7 @@
 import type { Db } from '../client.js';
 import { preparedRows } from '../prepared.js';
 import { offsetOf, paginate, type PageParams, type Pagination } from './pagination.js';
+import { parseInstant, type Direction } from './windows.js';
 
 export const SEARCH_TYPES = ['questions', 'answers', 'users', 'all'] as const;
 export type SearchType = (typeof SEARCH_TYPES)[number];
@@ -46,6 +47,19 @@ export interface UserHit {
 
 export type SearchHit = QuestionHit | AnswerHit | UserHit;
 
+/** Search's part of a list's window (windows.ts): the creation dates and the direction; no min/max (no sort key). */
+export interface SearchWindow {
+  /** Created at or after (inclusive): ISO 8601 or Unix seconds. */
+  fromdate?: string;
+  /** Created at or before (inclusive). */
+  todate?: string;
+  /** desc (default): the most relevant first; asc: the least relevant of the candidates first. */
+  order?: Direction;
+}
+
+/** A search's pagination: `total_bounded` when a kind reached its CANDIDATES (total_items is then a lower bound). */
+export type SearchPagination = Pagination & { total_bounded?: true };
+
 /**
  * Scores are comparable across kinds, so `type=all` merges by score: documents use ts_rank_cd normalised into
  * [0, 1) (flag 32: rank / (rank + 1)), answers weighted like a question body; users use their best trigram word
@@ -70,25 +84,45 @@ const EXCERPT_CHARS = 2000;
  */
 export const CANDIDATES = 200;
 
-// Parameters of every statement: $1 the search text, $2 the page size, $3 the offset. The tsquery is written out in
-// each place rather than computed once, so that the planner sees it as a constant (websearch_to_tsquery is
-// immutable) and estimates each word's frequency from the statistics.
+// Parameters of every statement: $1 the search text, $2 the page size, $3 the offset; then, when a window is asked,
+// its bounds ($4, and $5 when both are). The tsquery is written out in each place rather than computed once, so that
+// the planner sees it as a constant (websearch_to_tsquery is immutable) and estimates each word's frequency from the
+// statistics.
 const TSQ = `websearch_to_tsquery('english', $1::text)`;
 const iso = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 const excerptText = (body: string) => `left(agora_plain_text(${body}), ${EXCERPT_CHARS})`;
 
+/** The placeholders of a window's bounds (`null`: no bound), in the statement's text. */
+interface WindowSlots {
+  from: string | null;
+  to: string | null;
+}
+
+/** The creation-date conditions of a window on `column`, ANDed to the WHERE that picks the candidates. */
+const windowSql = (column: string, w: WindowSlots) =>
+  (w.from === null ? '' : ` AND ${column} >= ${w.from}`) + (w.to === null ? '' : ` AND ${column} <= ${w.to}`);
+
+// Each kind's candidates: its CANDIDATES most recent matches created within the window, if there is one (the window
+// picks the candidates, so that a window on old posts finds them rather than filtering the newest ones away).
 const CANDIDATE_SQL = {
-  question: `SELECT 'question'::text AS type, c.id, ts_rank_cd(c.search_vector, ${TSQ}, 32)::float8 AS score
-             FROM (SELECT q.id, q.search_vector FROM questions q WHERE q.search_vector @@ ${TSQ}
+  question: (w: WindowSlots) => `SELECT 'question'::text AS type, c.id,
+                  ts_rank_cd(c.search_vector, ${TSQ}, 32)::float8 AS score
+             FROM (SELECT q.id, q.search_vector FROM questions q WHERE q.search_vector @@ ${TSQ}${windowSql('q.created_at', w)}
                    ORDER BY q.id DESC LIMIT ${CANDIDATES}) c`,
-  answer: `SELECT 'answer'::text AS type, c.id,
+  answer: (w: WindowSlots) => `SELECT 'answer'::text AS type, c.id,
                   ts_rank_cd('${ANSWER_WEIGHTS}'::float4[], c.search_vector, ${TSQ}, 32)::float8 AS score
-           FROM (SELECT a.id, a.search_vector FROM answers a WHERE a.search_vector @@ ${TSQ}
+           FROM (SELECT a.id, a.search_vector FROM answers a WHERE a.search_vector @@ ${TSQ}${windowSql('a.created_at', w)}
                  ORDER BY a.id DESC LIMIT ${CANDIDATES}) c`,
   // Planned once per connection inside the function (migration 0016): the trigram estimates of the name conditions
-  // cost more to plan than the branch costs to run.
-  user: `SELECT 'user'::text AS type, f.id, (f.similarity * ${USER_WEIGHT})::float8 AS score
-         FROM agora_user_name_candidates($1::text, ${CANDIDATES}) f`,
+  // cost more to plan than the branch costs to run. A window is its two last arguments (migration 0024).
+  user: (
+    w: WindowSlots,
+  ) => `SELECT 'user'::text AS type, f.id, (f.similarity * ${USER_WEIGHT})::float8 AS score
+         FROM agora_user_name_candidates($1::text, ${CANDIDATES}${
+           w.from === null && w.to === null
+             ? ''
+             : `, ${w.from ?? 'NULL::timestamptz'}, ${w.to ?? 'NULL::timestamptz'}`
+         }) f`,
 };
 
 // Only the page's rows are read in full; PostgreSQL shapes each as the JSON the API answers, with the text its
@@ -112,27 +146,47 @@ const HYDRATE_SQL = {
 
 type Kind = keyof typeof CANDIDATE_SQL;
 
+/** What a statement's text depends on: the kinds searched, which bounds the window has, the direction. */
+interface Variant {
+  kinds: readonly Kind[];
+  from: boolean;
+  to: boolean;
+  order: Direction;
+}
+
 /**
  * One statement per search: the candidates of each kind are ranked once, counted, paged, and only the page is
- * read and rendered (a row deleted meanwhile is simply left out). Its text depends only on which kinds run, so
- * each of the few variants is a prepared statement on every connection.
+ * read and rendered (a row deleted meanwhile is simply left out). Its text depends only on the variant (which
+ * kinds run, which window bounds are given, the direction), so each of the few variants is a prepared statement on
+ * every connection. `bounded` says whether a kind reached its CANDIDATES (its total is then a lower bound).
+ * `order=desc` (the default) is the most relevant first: score descending, ties by kind, then id descending;
+ * `asc` is that order reversed, ties included.
  */
-function statement(kinds: readonly Kind[]): string {
+function statement({ kinds, from, to, order }: Variant): string {
   const union = (parts: string[]) => parts.join('\nUNION ALL\n');
-  return `WITH hits AS (${union(kinds.map((k) => CANDIDATE_SQL[k]))}),
-  page AS (SELECT type, id, score FROM hits ORDER BY score DESC, type ASC, id DESC LIMIT $2::int OFFSET $3::int)
+  const slots: WindowSlots = {
+    from: from ? '$4::timestamptz' : null,
+    to: to ? `$${from ? 5 : 4}::timestamptz` : null,
+  };
+  const by = order === 'desc' ? 'score DESC, type ASC, id DESC' : 'score ASC, type DESC, id ASC';
+  const byRow =
+    order === 'desc' ? 'r.score DESC, r.type ASC, r.id DESC' : 'r.score ASC, r.type DESC, r.id ASC';
+  return `WITH hits AS (${union(kinds.map((k) => CANDIDATE_SQL[k](slots)))}),
+  page AS (SELECT type, id, score FROM hits ORDER BY ${by} LIMIT $2::int OFFSET $3::int)
   SELECT (SELECT count(*)::int FROM hits) AS total,
+         coalesce((SELECT bool_or(n >= ${CANDIDATES}) FROM (SELECT count(*) AS n FROM hits GROUP BY type) k), false)
+           AS bounded,
          tsvector_to_array(to_tsvector('english', $1::text)) AS lexemes,
-         (SELECT json_agg(r.hit ORDER BY r.score DESC, r.type ASC, r.id DESC)
+         (SELECT json_agg(r.hit ORDER BY ${byRow})
           FROM (${union(kinds.map((k) => HYDRATE_SQL[k]))}) r) AS results`;
 }
 
 export function searchRepository(db: Db) {
   const statements = new Map<string, string>();
-  const statementFor = (kinds: Kind[]) => {
-    const key = kinds.join(',');
+  const statementFor = (variant: Variant) => {
+    const key = `${variant.kinds.join(',')}|${variant.from}|${variant.to}|${variant.order}`;
     let text = statements.get(key);
-    if (text === undefined) statements.set(key, (text = statement(kinds)));
+    if (text === undefined) statements.set(key, (text = statement(variant)));
     return text;
   };
 
@@ -142,26 +196,39 @@ export function searchRepository(db: Db) {
      * phrases, `-word`, `or`), and trigram search of users' names, merged by score (ties: kind, then id desc).
      * `names`: whether `type=all` searches users' names too (the caller knows whether the text could be a name);
      * `type=users` always does. Excerpts come back as the plain text to cut them from, with the lexemes of the
-     * query (what the search matched on).
+     * query (what the search matched on). `fromdate`, `todate` (windows.ts: ISO 8601 or Unix seconds, a bad one
+     * is a 400) keep the candidates of every kind created within them; `order` is the direction of the ranking.
      */
     async search(
-      params: PageParams & { q: string; type: SearchType; names: boolean },
-    ): Promise<{ results: SearchHit[]; lexemes: string[]; pagination: Pagination }> {
+      params: PageParams & SearchWindow & { q: string; type: SearchType; names: boolean },
+    ): Promise<{ results: SearchHit[]; lexemes: string[]; pagination: SearchPagination }> {
       const all = params.type === 'all';
       const kinds: Kind[] = [];
       if (all || params.type === 'questions') kinds.push('question');
       if (all || params.type === 'answers') kinds.push('answer');
       if (params.type === 'users' || (all && params.names)) kinds.push('user');
+      const from = params.fromdate === undefined ? undefined : parseInstant(params.fromdate, 'fromdate');
+      const to = params.todate === undefined ? undefined : parseInstant(params.todate, 'todate');
       const values: unknown[] = [params.q, params.limit, offsetOf(params)];
-      const [row] = await preparedRows<{ total: number; lexemes: string[]; results: SearchHit[] | null }>(
-        db,
-        statementFor(kinds),
-        values,
-      );
+      if (from !== undefined) values.push(from);
+      if (to !== undefined) values.push(to);
+      const variant = {
+        kinds,
+        from: from !== undefined,
+        to: to !== undefined,
+        order: params.order ?? 'desc',
+      };
+      const [row] = await preparedRows<{
+        total: number;
+        bounded: boolean;
+        lexemes: string[];
+        results: SearchHit[] | null;
+      }>(db, statementFor(variant), values);
+      const pagination = paginate(params, row?.total ?? 0);
       return {
         results: row?.results ?? [],
         lexemes: row?.lexemes ?? [],
-        pagination: paginate(params, row?.total ?? 0),
+        pagination: row?.bounded ? { ...pagination, total_bounded: true } : pagination,
       };
     },
   };
