@@ -105,6 +105,11 @@ export const Pagination = Type.Object({
   total_pages: Type.Integer({ description: 'ceil(total_items / per_page)' }),
   total_items: Type.Integer(),
   per_page: Type.Integer(),
+  has_more: Type.Boolean({
+    description:
+      'Whether a next page exists: exactly `next_cursor !== null` on the lists with cursors; on search, whether ' +
+      'a later page has items (current_page < total_pages). False on the last page, on an empty list and past the end',
+  }),
   next_cursor: Type.Optional(
     Type.Union([Type.String(), Type.Null()], {
       description:

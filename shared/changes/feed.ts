@@ -50,6 +50,8 @@ export function parseTypes(text: string | undefined): FeedType[] {
 export interface FeedPage {
   changes: ChangeRow[];
   next_cursor: string;
+  /** More changes of these types were committed after this page, as of its snapshot: read again at once. */
+  has_more: boolean;
 }
 
 export async function readChanges(
@@ -58,7 +60,10 @@ export async function readChanges(
 ): Promise<FeedPage> {
   const types = parseTypes(options.types);
   const since = options.since === undefined ? undefined : decodeChangesCursor(options.since);
-  const page = await changesRepository(database).page({ since: since ?? 0, types, limit: options.limit });
+  // One change more than the page says whether more are already committed (has_more).
+  const page = await changesRepository(database).page({ since: since ?? 0, types, limit: options.limit + 1 });
+  const changes = page.changes.slice(0, options.limit);
+  const hasMore = page.changes.length > options.limit;
   if (since !== undefined && since < page.prunedThrough)
     throw new GoneError(
       'This cursor has expired: the changes after it are older than the feed keeps. Resynchronise, then read the feed without a cursor',
@@ -66,7 +71,7 @@ export async function readChanges(
   if (since !== undefined && since > page.lastSeq) throw invalid();
   // A full page ends at its last change; a short one has seen every change committed so far (of these types or
   // not), so the next read can start after the last seq handed out.
-  const full = page.changes.length === options.limit;
-  const next = full ? page.changes[page.changes.length - 1]!.seq : Math.max(page.lastSeq, since ?? 0);
-  return { changes: page.changes, next_cursor: encodeChangesCursor(next) };
+  const full = changes.length === options.limit;
+  const next = full ? changes[changes.length - 1]!.seq : Math.max(page.lastSeq, since ?? 0);
+  return { changes, next_cursor: encodeChangesCursor(next), has_more: hasMore };
 }

@@ -112,21 +112,10 @@ export function webhookSubscriptions(deps: WebhookDeps) {
       });
     },
 
-    async deliveries(userId: number, id: number, page: { page: number; limit: number }) {
+    /** One page of the subscription's deliveries, newest first, by cursor or page number. */
+    async deliveries(userId: number, id: number, params: { page: number; limit: number; cursor?: string }) {
       await owned(userId, id);
-      const { rows, total } = await repository.deliveries(id, {
-        offset: (page.page - 1) * page.limit,
-        limit: page.limit,
-      });
-      return {
-        deliveries: rows,
-        pagination: {
-          current_page: page.page,
-          total_pages: Math.ceil(total / page.limit),
-          total_items: total,
-          per_page: page.limit,
-        },
-      };
+      return repository.deliveries(id, params);
     },
 
     async redeliver(userId: number, id: number, deliveryId: string): Promise<string> {

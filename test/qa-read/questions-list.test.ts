@@ -85,6 +85,7 @@ describe('GET /api/questions', () => {
       total_pages: 2,
       total_items: 25,
       per_page: 20,
+      has_more: true,
       next_cursor: expect.any(String),
     });
   });
@@ -143,6 +144,7 @@ describe('GET /api/questions', () => {
           total_pages: 4,
           total_items: 25,
           per_page: 7,
+          has_more: page < 4,
           next_cursor: page < 4 ? expect.any(String) : null,
         });
         expect(body.data.questions).toHaveLength(page < 4 ? 7 : 4);
@@ -158,7 +160,14 @@ describe('GET /api/questions', () => {
     expect(status).toBe(200);
     expect(body.data).toEqual({
       questions: [],
-      pagination: { current_page: 9, total_pages: 3, total_items: 25, per_page: 10, next_cursor: null },
+      pagination: {
+        current_page: 9,
+        total_pages: 3,
+        total_items: 25,
+        per_page: 10,
+        has_more: false,
+        next_cursor: null,
+      },
     });
   });
 
@@ -191,6 +200,7 @@ describe('GET /api/questions', () => {
       total_pages: Math.ceil(expected.length / 5),
       total_items: expected.length,
       per_page: 5,
+      has_more: expected.length > 5,
       next_cursor: expected.length > 5 ? expect.any(String) : null,
     });
   });
@@ -215,7 +225,14 @@ describe('GET /api/questions', () => {
   it('answers an empty page for an unknown tag or category', async () => {
     const empty = {
       questions: [],
-      pagination: { current_page: 1, total_pages: 0, total_items: 0, per_page: 20, next_cursor: null },
+      pagination: {
+        current_page: 1,
+        total_pages: 0,
+        total_items: 0,
+        per_page: 20,
+        has_more: false,
+        next_cursor: null,
+      },
     };
     expect((await get('?tag=no-such-tag')).body.data).toEqual(empty);
     expect((await get('?category=999999')).body.data).toEqual(empty);

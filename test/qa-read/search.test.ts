@@ -212,6 +212,7 @@ describe('GET /api/search', () => {
       total_pages: 2,
       total_items: 25,
       per_page: 20,
+      has_more: true,
     });
     expect(first.body.data.results).toHaveLength(20);
     expect(second.body.data.results).toHaveLength(5);
@@ -236,6 +237,7 @@ describe('GET /api/search', () => {
       total_pages: CANDIDATES / 100,
       total_items: CANDIDATES,
       per_page: 100,
+      has_more: false,
       // A kind reached its candidates: the total is a lower bound.
       total_bounded: true,
     });
@@ -256,7 +258,7 @@ describe('GET /api/search', () => {
       expect(status).toBe(200);
       expect(body.data).toEqual({
         results: [],
-        pagination: { current_page: 1, total_pages: 0, total_items: 0, per_page: 20 },
+        pagination: { current_page: 1, total_pages: 0, total_items: 0, per_page: 20, has_more: false },
       });
     },
   );

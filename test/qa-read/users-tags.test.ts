@@ -65,6 +65,7 @@ describe('GET /api/users, /api/users/{id}, /api/tags', () => {
       total_pages: 2,
       total_items: 23,
       per_page: 20,
+      has_more: true,
       next_cursor: expect.any(String),
     });
     const page2 = await get('/api/users?page=2');
@@ -92,6 +93,7 @@ describe('GET /api/users, /api/users/{id}, /api/tags', () => {
         total_pages: 3,
         total_items: 23,
         per_page: 10,
+        has_more: page < 3,
         next_cursor: page < 3 ? expect.any(String) : null,
       });
       seen.push(...idsOf(body.data.users));
@@ -150,6 +152,7 @@ describe('GET /api/users, /api/users/{id}, /api/tags', () => {
       total_pages: 1,
       total_items: 6,
       per_page: 20,
+      has_more: false,
       next_cursor: null,
     });
     expect(body.data.tags[0]).toEqual({
@@ -174,6 +177,7 @@ describe('GET /api/users, /api/users/{id}, /api/tags', () => {
       total_pages: 2,
       total_items: 6,
       per_page: 4,
+      has_more: true,
       next_cursor: expect.any(String),
     });
     expect([...idsOf(first.body.data.tags), ...idsOf(second.body.data.tags)]).toEqual(expected);

@@ -384,7 +384,7 @@ export interface paths {
         };
         /**
          * A user's timeline, newest first, or several users' by ids
-         * @description Questions asked, answers posted, comments, answers accepted on their questions, and badges earned; newest first (ties: badge, accepted, comment, answer, question, then id descending). With several ids (`3;8;2`, at most 100): their events merged, unknown ids left out. Walk it with next_cursor (null at the end); there is no page number or total.
+         * @description Questions asked, answers posted, comments, answers accepted on their questions, and badges earned; newest first (ties: badge, accepted, comment, answer, question, then id descending). With several ids (`3;8;2`, at most 100): their events merged, unknown ids left out. Walk it with next_cursor (null, and has_more false, at the end); there is no page number or total.
          */
         get: operations["getUsersByIdTimeline"];
         put?: never;
@@ -745,7 +745,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A subscription's deliveries, newest first, with their state */
+        /**
+         * A subscription's deliveries, newest first, with their state
+         * @description Newest first (ties: delivery id). Walk every delivery with `cursor` and next_cursor.
+         */
         get: operations["getWebhooksByIdDeliveries"];
         put?: never;
         post?: never;
@@ -891,6 +894,8 @@ export interface components {
             total_pages: number;
             total_items: number;
             per_page: number;
+            /** @description Whether a next page exists: exactly `next_cursor !== null` on the lists with cursors; on search, whether a later page has items (current_page < total_pages). False on the last page, on an empty list and past the end */
+            has_more: boolean;
             /** @description Pass as `cursor` for the next page; null on the last page. Every list but search has one. */
             next_cursor?: string | null;
             /** @description Present (true) when a filtered list without a counter of its own reached the counting bound (10,000): total_items is then a lower bound, and the rows past it are reached by cursor */
@@ -1263,6 +1268,8 @@ export interface components {
             changes: components["schemas"]["Change"][];
             /** @description Pass as `since` to read the changes after this page */
             next_cursor: string;
+            /** @description More changes (of these types) were already committed after this page: read again at once with next_cursor. False once caught up; the feed never ends, so keep polling with next_cursor */
+            has_more: boolean;
         };
         /** NewWebhookSubscription */
         NewWebhookSubscription: {
@@ -4074,6 +4081,8 @@ export interface operations {
                         data: {
                             events: components["schemas"]["TimelineEvent"][];
                             next_cursor: string | null;
+                            /** @description Whether a next page exists: next_cursor !== null */
+                            has_more: boolean;
                         };
                     };
                 };
@@ -4261,6 +4270,8 @@ export interface operations {
                 page?: number;
                 /** @description Items per page (1-100) */
                 limit?: number;
+                /** @description The previous page's next_cursor: the page after it, by key, unaffected by rows written meanwhile (page is then ignored) */
+                cursor?: string;
             };
             header?: never;
             path?: never;
@@ -7060,6 +7071,8 @@ export interface operations {
                 page?: number;
                 /** @description Items per page (1-100) */
                 limit?: number;
+                /** @description The previous page's next_cursor: the page after it, by key, unaffected by rows written meanwhile (page is then ignored) */
+                cursor?: string;
             };
             header?: never;
             path: {
@@ -7355,6 +7368,8 @@ export interface operations {
                 page?: number;
                 /** @description Items per page (1-100) */
                 limit?: number;
+                /** @description The previous page's next_cursor: the page after it, by key, unaffected by rows written meanwhile (page is then ignored) */
+                cursor?: string;
             };
             header?: never;
             path: {

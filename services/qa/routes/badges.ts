@@ -1,7 +1,6 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { badgeAwardsRepository, SITE_BADGE_SORTS } from '../../../shared/db/repositories/badge-awards.js';
 import { idsOf } from '../../../shared/db/repositories/id-set.js';
-import { paginate } from '../../../shared/db/repositories/pagination.js';
 import type { QaDeps } from '../deps.js';
 import {
   BadgeAward,
@@ -57,7 +56,12 @@ export const badgeRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (a
         description:
           'One entry per badge (name, class, tag flag). class (default): gold, then silver, then bronze, each by ' +
           'name; name: by name; awards: most awarded first.',
-        querystring: Type.Object({ sort: OneOf(SITE_BADGE_SORTS, 'class'), page: Page, limit: Limit }),
+        querystring: Type.Object({
+          sort: OneOf(SITE_BADGE_SORTS, 'class'),
+          page: Page,
+          limit: Limit,
+          cursor: Cursor,
+        }),
         response: {
           200: success(Type.Object({ badges: Type.Array(SiteBadge), pagination: Pagination })),
           '4xx': ErrorResponse,
@@ -66,8 +70,7 @@ export const badgeRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (a
     },
     async (request) => {
       const { sort, ...page } = request.query;
-      const { badges, total } = await awards.site(sort, page);
-      return { success: true as const, data: { badges, pagination: paginate(page, total) } };
+      return { success: true as const, data: await awards.site(sort, page) };
     },
   );
 };

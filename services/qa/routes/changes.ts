@@ -18,6 +18,11 @@ export const Change = Type.Object({
 export const ChangesPage = Type.Object({
   changes: Type.Array(Change),
   next_cursor: Type.String({ description: 'Pass as `since` to read the changes after this page' }),
+  has_more: Type.Boolean({
+    description:
+      'More changes (of these types) were already committed after this page: read again at once with next_cursor. ' +
+      'False once caught up; the feed never ends, so keep polling with next_cursor',
+  }),
 });
 
 nameComponents({ Change, ChangesPage });

@@ -5,7 +5,7 @@ import { relatedQuestionsRepository } from '../../../shared/db/repositories/rela
 import { NotFoundError, ValidationError } from '../../../shared/errors.js';
 import { nameComponents } from '../../http/components.js';
 import type { QaDeps } from '../deps.js';
-import { ErrorResponse, Limit, Page, Pagination, success } from '../schemas.js';
+import { Cursor, ErrorResponse, Limit, Page, Pagination, success } from '../schemas.js';
 
 const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC' });
 
@@ -99,7 +99,7 @@ export const relatedRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async 
           "Links found in the question's and its answers' bodies, and a Stack Exchange dump's PostLinks.xml " +
           '(duplicates marked). Duplicates first, then newest id first.',
         params: QuestionKey,
-        querystring: Type.Object({ page: Page, limit: Limit }),
+        querystring: Type.Object({ page: Page, limit: Limit, cursor: Cursor }),
         response: {
           200: success(Type.Object({ questions: Type.Array(LinkedQuestion), pagination: Pagination })),
           '4xx': ErrorResponse,

@@ -160,7 +160,7 @@ export const userActivityRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = a
         description:
           'Questions asked, answers posted, comments, answers accepted on their questions, and badges earned; newest ' +
           'first (ties: badge, accepted, comment, answer, question, then id descending). With several ids (`3;8;2`, ' +
-          'at most 100): their events merged, unknown ids left out. Walk it with next_cursor (null at the end); ' +
+          'at most 100): their events merged, unknown ids left out. Walk it with next_cursor (null, and has_more false, at the end); ' +
           'there is no page number or total.',
         params: UserKey,
         querystring: Type.Object({ limit: Limit, cursor: Cursor }),
@@ -169,6 +169,7 @@ export const userActivityRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = a
             Type.Object({
               events: Type.Array(TimelineEvent),
               next_cursor: Type.Union([Type.String(), Type.Null()]),
+              has_more: Type.Boolean({ description: 'Whether a next page exists: next_cursor !== null' }),
             }),
           ),
           '4xx': ErrorResponse,

@@ -6,7 +6,7 @@ import { MAX_TAGS, webhookSubscriptions } from '../../../shared/webhooks/subscri
 import { requireScope } from '../../http/auth.js';
 import { nameComponents } from '../../http/components.js';
 import type { QaDeps } from '../deps.js';
-import { ErrorResponse, Id, Limit, Page, Pagination, success } from '../schemas.js';
+import { Cursor, ErrorResponse, Id, Limit, Page, Pagination, success } from '../schemas.js';
 
 const Timestamp = Type.String({ format: 'date-time', description: 'ISO 8601, UTC' });
 const Events = Type.Array(Type.Enum([...WEBHOOK_EVENTS]), { minItems: 1, maxItems: WEBHOOK_EVENTS.length });
@@ -208,9 +208,10 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async
       schema: {
         tags,
         summary: "A subscription's deliveries, newest first, with their state",
+        description: 'Newest first (ties: delivery id). Walk every delivery with `cursor` and next_cursor.',
         security: SECURITY,
         params: WebhookKey,
-        querystring: Type.Object({ page: Page, limit: Limit }),
+        querystring: Type.Object({ page: Page, limit: Limit, cursor: Cursor }),
         response: {
           200: success(Type.Object({ deliveries: Type.Array(WebhookDelivery), pagination: Pagination })),
           '4xx': ErrorResponse,

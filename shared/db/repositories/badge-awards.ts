@@ -42,8 +42,25 @@ const NEWEST: SeekOrder = {
 
 const CLASS_RANK = sql`CASE b.class WHEN 'gold' THEN 1 WHEN 'silver' THEN 2 ELSE 3 END`;
 
+// The site's badges: each order ascending, so the awards sort counts down as its negation; (name, rank, tag flag)
+// ends every order and names one badge.
+const SITE_KEYS = {
+  rank: { expr: sql`g.rank`, type: 'int' },
+  name: { expr: sql`g.name`, type: 'text' },
+  tagBased: { expr: sql`g.tag_based::int`, type: 'int' },
+  fewestAwards: { expr: sql`-g.award_count`, type: 'int' },
+} as const;
+const SITE_ORDERS: Record<SiteBadgeSort, SeekOrder> = {
+  class: { direction: 'asc', keys: [SITE_KEYS.rank, SITE_KEYS.name, SITE_KEYS.tagBased] },
+  name: { direction: 'asc', keys: [SITE_KEYS.name, SITE_KEYS.rank, SITE_KEYS.tagBased] },
+  awards: {
+    direction: 'asc',
+    keys: [SITE_KEYS.fewestAwards, SITE_KEYS.name, SITE_KEYS.rank, SITE_KEYS.tagBased],
+  },
+};
+
 export function badgeAwardsRepository(db: Db) {
-  /** How many distinct badges the site has (a page past the last one still reports the total). */
+  /** How many distinct badges the site has. */
   async function siteBadgeCount(): Promise<number> {
     const [row] = await rows<{ n: number }>(
       db,
@@ -94,28 +111,28 @@ export function badgeAwardsRepository(db: Db) {
 
     /**
      * The site's badges, one per name, class and tag flag, with their award counts: gold first (then name) by
-     * default, or by name, or most awarded first. Every award is read (an index-only scan of the name index), so
-     * the route is cached like every public read.
+     * default, or by name, or most awarded first; by cursor or page number (seek.ts: every order is ascending on
+     * keys that end with the badge's name, class and tag flag, unique per badge). Every award is read (an index-only
+     * scan of the name index), so the route is cached like every public read.
      */
     async site(
       sort: SiteBadgeSort,
-      params: { page: number; limit: number },
-    ): Promise<{ badges: SiteBadge[]; total: number }> {
-      const order =
-        sort === 'name'
-          ? sql`name, rank, tag_based`
-          : sort === 'awards'
-            ? sql`award_count DESC, name, rank, tag_based`
-            : sql`rank, name, tag_based`;
-      const found = await rows<SiteBadge & { total: number }>(
+      params: SeekParams,
+    ): Promise<{ badges: SiteBadge[]; pagination: PaginationWithCursor }> {
+      const { items, pagination } = await seekPage<SiteBadge>(
         db,
-        sql`SELECT name, class, tag_based, award_count, count(*) OVER ()::int AS total FROM (
-              SELECT b.name, b.class, b.tag_based, ${CLASS_RANK} AS rank, count(*)::int AS award_count
-              FROM badge_awards b GROUP BY b.name, b.class, b.tag_based) g
-            ORDER BY ${order} LIMIT ${params.limit} OFFSET ${(params.page - 1) * params.limit}`,
+        {
+          list: JSON.stringify(['site-badges', sort]),
+          columns: sql`g.name, g.class, g.tag_based, g.award_count`,
+          from: sql`(SELECT b.name, b.class, b.tag_based, ${CLASS_RANK} AS rank, count(*)::int AS award_count
+                     FROM badge_awards b GROUP BY b.name, b.class, b.tag_based) g`,
+          where: sql`true`,
+          order: SITE_ORDERS[sort],
+          total: await siteBadgeCount(),
+        },
+        params,
       );
-      const total = found[0]?.total ?? (params.page > 1 ? await siteBadgeCount() : 0);
-      return { badges: found.map(({ total: _, ...badge }) => badge), total };
+      return { badges: items, pagination };
     },
   };
 }

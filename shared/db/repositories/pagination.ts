@@ -14,6 +14,11 @@ export interface Pagination {
   total_pages: number;
   total_items: number;
   per_page: number;
+  /**
+   * Whether a next page exists: next_cursor is not null (a list with cursors), or a later page number has items
+   * (search). Before next_cursor: the serialiser's key order (services/http/json-response.ts).
+   */
+  has_more: boolean;
   /** The cursor of the next page (seek.ts), null on the last page; absent where a list has none (search). */
   next_cursor?: string | null;
 }
@@ -25,6 +30,7 @@ export const paginate = ({ page, limit }: PageParams, total: number): Pagination
   total_pages: Math.ceil(total / limit),
   total_items: total,
   per_page: limit,
+  has_more: page * limit < total,
 });
 
 export { rows } from './rows.js';

@@ -1,11 +1,21 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
-import { MAX_INT4, paginate, rows, type PageParams, type Pagination } from './pagination.js';
+import { MAX_INT4, rows } from './pagination.js';
 import { SUMMARY_COLUMNS, toSummary, type QuestionSummary, type SummaryRow } from './question-summaries.js';
+import { seekPage, type PaginationWithCursor, type SeekOrder, type SeekParams } from './seek.js';
 
 /** Links between questions (migration 0012): from post bodies at write time, from PostLinks.xml on import. */
 
 const LINKS_LOCK_CLASS = 0x504c; // "PL"
+
+// Duplicates first, then newest id first: (duplicate as 0/1, id), both descending.
+const LINKED_ORDER: SeekOrder = {
+  direction: 'desc',
+  keys: [
+    { expr: sql`l.dup`, type: 'int' },
+    { expr: sql`q.id`, type: 'int' },
+  ],
+};
 
 export interface LinkedQuestion extends QuestionSummary {
   /** outgoing: this question links to it; incoming: it links to this question; both. */
@@ -45,37 +55,48 @@ export function postLinksRepository(db: Db) {
         ON CONFLICT DO NOTHING`);
     },
 
-    /** Questions linked to or from `questionId`, duplicates first, then newest id first. */
+    /**
+     * Questions linked to or from `questionId`, duplicates first, then newest id first, by cursor or page number
+     * (seek.ts): the key is (duplicate, id), unique per linked question.
+     */
     async linked(
       questionId: number,
-      page: PageParams,
-    ): Promise<{ questions: LinkedQuestion[]; pagination: Pagination }> {
+      params: SeekParams,
+    ): Promise<{ questions: LinkedQuestion[]; pagination: PaginationWithCursor }> {
       const links = sql`
         SELECT id, CASE WHEN bool_or(outgoing) AND bool_or(NOT outgoing) THEN 'both'
                         WHEN bool_or(outgoing) THEN 'outgoing' ELSE 'incoming' END AS direction,
-               bool_or(kind = 'duplicate') AS is_duplicate
+               bool_or(kind = 'duplicate') AS is_duplicate, bool_or(kind = 'duplicate')::int AS dup
         FROM (
           SELECT related_question_id AS id, true AS outgoing, kind FROM post_links WHERE question_id = ${questionId}
           UNION ALL
           SELECT question_id, false, kind FROM post_links WHERE related_question_id = ${questionId}
         ) l GROUP BY id`;
-      const found = await rows<
+      const [count] = await rows<{ n: number }>(
+        db,
+        sql`SELECT count(*)::int AS n FROM (${links}) l JOIN questions q ON q.id = l.id`,
+      );
+      const { items, pagination } = await seekPage<
         SummaryRow & { direction: LinkedQuestion['direction']; is_duplicate: boolean }
       >(
         db,
-        sql`SELECT ${SUMMARY_COLUMNS}, l.direction, l.is_duplicate
-            FROM (${links}) l JOIN questions q ON q.id = l.id
-            ORDER BY l.is_duplicate DESC, q.id DESC
-            LIMIT ${page.limit} OFFSET ${(page.page - 1) * page.limit}`,
+        {
+          list: JSON.stringify(['linked', questionId]),
+          columns: sql`${SUMMARY_COLUMNS}, l.direction, l.is_duplicate`,
+          from: sql`(${links}) l JOIN questions q ON q.id = l.id`,
+          where: sql`true`,
+          order: LINKED_ORDER,
+          total: count!.n,
+        },
+        params,
       );
-      const [count] = await rows<{ n: number }>(db, sql`SELECT count(*)::int AS n FROM (${links}) l`);
       return {
-        questions: found.map((r) => ({
+        questions: items.map((r) => ({
           ...toSummary(r),
           direction: r.direction,
           is_duplicate: Boolean(r.is_duplicate),
         })),
-        pagination: paginate(page, count!.n),
+        pagination,
       };
     },
   };

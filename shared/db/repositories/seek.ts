@@ -20,7 +20,7 @@ import type { Pagination } from './pagination.js';
  * its reverse, by walking it backwards).
  */
 
-export type KeyType = 'timestamptz' | 'int' | 'text';
+export type KeyType = 'timestamptz' | 'int' | 'text' | 'uuid';
 
 export interface SeekOrder {
   /** The sort keys, the unique id last, each an expression of the list's FROM and the type it is compared as. */
@@ -63,11 +63,15 @@ export interface SeekList {
   render?: { columns: SQL; join: SQL };
 }
 
-/** `next_cursor`: pass it as `cursor` for the page after this one; null on the last page. */
+/**
+ * `next_cursor`: pass it as `cursor` for the page after this one; null on the last page, where `has_more` is false
+ * (has_more is exactly `next_cursor !== null`).
+ */
 export type PaginationWithCursor = Pagination & { next_cursor: string | null };
 
 const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const MAX_INT4 = 2_147_483_647;
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 // ASC sorts NULLS LAST and DESC NULLS LAST, as the indexes are built; the reverse walks the same index backwards.
 function orderBy(order: SeekOrder, reverseWalk: boolean): SQL {
@@ -83,9 +87,9 @@ function orderBy(order: SeekOrder, reverseWalk: boolean): SQL {
 
 /** A key as text that converts back to exactly the same value (timestamps to the microsecond, in UTC). */
 function keyText(key: { expr: SQL; type: KeyType }): SQL {
-  return key.type === 'timestamptz'
-    ? sql`to_char(${key.expr} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`
-    : key.expr;
+  if (key.type === 'timestamptz')
+    return sql`to_char(${key.expr} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+  return key.type === 'uuid' ? sql`${key.expr}::text` : key.expr;
 }
 
 /**
@@ -111,6 +115,10 @@ export function keyValue(type: KeyType, value: string | number): SQL {
   if (type === 'timestamptz') {
     if (!TIMESTAMP.test(value) || !isRealInstant(value)) throw bad();
     return sql`${value}::timestamptz`;
+  }
+  if (type === 'uuid') {
+    if (!UUID.test(value)) throw bad();
+    return sql`${value}::uuid`;
   }
   // PostgreSQL's text holds no NUL and no lone surrogate: such a key was not written by us.
   if (textProblem(value)) throw bad();
@@ -184,6 +192,7 @@ const pagination = (
   total_pages: Math.ceil(total / limit),
   total_items: total,
   per_page: limit,
+  has_more: next !== null,
   next_cursor: next,
 });
 

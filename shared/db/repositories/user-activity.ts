@@ -149,7 +149,6 @@ export function userActivityRepository(db: Db) {
       );
     },
 
-    /** One page of the user's timeline, newest first, by cursor only (no total: the client walks with next_cursor). */
     /**
      * One page of the timeline of one user (or of several, merged), newest first, by cursor only (no total: the
      * client walks with next_cursor).
@@ -157,7 +156,7 @@ export function userActivityRepository(db: Db) {
     async timeline(
       userIds: IdSet,
       params: { limit: number; cursor?: string },
-    ): Promise<{ events: TimelineEvent[]; next_cursor: string | null }> {
+    ): Promise<{ events: TimelineEvent[]; next_cursor: string | null; has_more: boolean }> {
       const list = JSON.stringify(['timeline', userIds]);
       const from = params.cursor === undefined ? undefined : decodeCursor(params.cursor, list, 3);
       const seek = from && {
@@ -214,6 +213,7 @@ export function userActivityRepository(db: Db) {
           };
         }),
         next_cursor: next,
+        has_more: next !== null,
       };
     },
   };

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Database } from '../client.js';
+import { seekPage, type PaginationWithCursor, type SeekOrder, type SeekParams } from './seek.js';
 
 /** Q&A webhook subscriptions and what the dispatcher has sent them (migration 0012, shared/webhooks). */
 
@@ -39,6 +40,15 @@ const iso = (column: string) =>
 const COLUMNS = sql`id, url, events, tags, disabled_at IS NULL AS enabled, consecutive_failures,
   ${iso('disabled_at')} AS disabled_at, disabled_reason, ${iso('created_at')} AS created_at,
   ${iso('updated_at')} AS updated_at`;
+
+// Newest first on (subject, created_at DESC) of migration 0006; the uuid decides ties.
+const DELIVERIES_NEWEST: SeekOrder = {
+  direction: 'desc',
+  keys: [
+    { expr: sql`deliveries.created_at`, type: 'timestamptz' },
+    { expr: sql`deliveries.id`, type: 'uuid' },
+  ],
+};
 
 /** A text[] parameter (the drivers differ on arrays; a literal is read the same by both). */
 export const textArray = (values: readonly string[]): string =>
@@ -157,21 +167,32 @@ export function webhooksRepository(database: Database) {
       return rows.map((r) => r.id);
     },
 
-    /** A subscription's deliveries, newest first, with the page's total. */
+    /**
+     * One page of a subscription's deliveries, newest first (ties: id), by cursor or page number (seek.ts), with
+     * the subscription's total.
+     */
     async deliveries(
       subscriptionId: number,
-      page: { offset: number; limit: number },
-    ): Promise<{ rows: DeliveryLogRow[]; total: number }> {
+      params: SeekParams,
+    ): Promise<{ deliveries: DeliveryLogRow[]; pagination: PaginationWithCursor }> {
       const subject = webhookSubject(subscriptionId);
-      const rows = await database.query<DeliveryLogRow>(sql`
-        SELECT id::text, event, state, attempts, last_status, last_error, ${iso('created_at')} AS created_at,
-          ${iso('delivered_at')} AS delivered_at
-        FROM deliveries WHERE subject = ${subject}
-        ORDER BY deliveries.created_at DESC, deliveries.id DESC LIMIT ${page.limit} OFFSET ${page.offset}`);
       const [count] = await database.query<{ n: number }>(
         sql`SELECT count(*)::int AS n FROM deliveries WHERE subject = ${subject}`,
       );
-      return { rows, total: count!.n };
+      const { items, pagination } = await seekPage<DeliveryLogRow>(
+        database.db,
+        {
+          list: JSON.stringify(['deliveries', subscriptionId]),
+          columns: sql`deliveries.id::text AS id, event, state, attempts, last_status, last_error,
+            ${iso('deliveries.created_at')} AS created_at, ${iso('delivered_at')} AS delivered_at`,
+          from: sql`deliveries`,
+          where: sql`subject = ${subject}`,
+          order: DELIVERIES_NEWEST,
+          total: count!.n,
+        },
+        params,
+      );
+      return { deliveries: items, pagination };
     },
 
     async deliveryBelongs(subscriptionId: number, deliveryId: string): Promise<boolean> {
