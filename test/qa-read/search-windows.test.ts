@@ -82,7 +82,13 @@ describe('GET /api/search: date windows, order, bounded totals', () => {
     const to = unix(at(30));
     const windowed = await ok(`/api/search?q=lager&type=questions&fromdate=${from}&todate=${to}`);
     expect(keys(windowed.results).sort()).toEqual([`question:${id.q2}`, `question:${id.q3}`].sort());
-    expect(windowed.pagination).toEqual({ current_page: 1, total_pages: 1, total_items: 2, per_page: 20 });
+    expect(windowed.pagination).toEqual({
+      current_page: 1,
+      total_pages: 1,
+      total_items: 2,
+      per_page: 20,
+      has_more: false,
+    });
     const answers = await ok(`/api/search?q=lager&type=answers&fromdate=${at(20).toISOString()}`);
     expect(answers.results.map((r: Hit) => r.id).sort()).toEqual($('a2', 'a3').sort());
     expect((await ok(`/api/search?q=lager&type=answers&todate=${at(15).toISOString()}`)).results).toEqual([
@@ -121,7 +127,13 @@ describe('GET /api/search: date windows, order, bounded totals', () => {
     expect($('old0', 'old1', 'old2').some((n) => all.has(n!))).toBe(false);
     const old = await ok(`/api/search?q=zeppelin&type=questions&todate=${at(10).toISOString()}`);
     expect(old.results.map((r: Hit) => r.id).sort()).toEqual($('old0', 'old1', 'old2').sort());
-    expect(old.pagination).toEqual({ current_page: 1, total_pages: 1, total_items: 3, per_page: 20 });
+    expect(old.pagination).toEqual({
+      current_page: 1,
+      total_pages: 1,
+      total_items: 3,
+      per_page: 20,
+      has_more: false,
+    });
   });
 
   it('reports total_bounded when a kind reached its candidates, and only then', async () => {
@@ -131,6 +143,7 @@ describe('GET /api/search: date windows, order, bounded totals', () => {
       total_pages: CANDIDATES / 20,
       total_items: CANDIDATES,
       per_page: 20,
+      has_more: true,
       total_bounded: true,
     });
     expect((await ok('/api/search?q=zeppelin&type=questions&order=asc')).pagination.total_bounded).toBe(true);
