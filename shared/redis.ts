@@ -88,6 +88,14 @@ export function duplicateConnection(
   client: RedisClient,
   options: RedisOptions & ClusterOptions = {},
 ): RedisClient {
+  const copy = duplicateOf(client, options);
+  // A lost connection is reported by the commands that fail on it (and retried by ioredis); without a listener,
+  // ioredis also prints every failed reconnection as an unstructured "Unhandled error event" line.
+  copy.on('error', () => {});
+  return copy;
+}
+
+function duplicateOf(client: RedisClient, options: RedisOptions & ClusterOptions): RedisClient {
   if (!(client instanceof Cluster)) return client.duplicate(options);
   const { enableOfflineQueue, enableAutoPipelining, ...redisOptions } = options;
   return client.duplicate([], {
