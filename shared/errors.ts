@@ -49,11 +49,11 @@ export class RateLimitedError extends AppError {
   }
 }
 
-/** Seconds a client should wait before retrying a 503 (as the database's, services/http/errors.ts). */
-const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+/** How long a client should wait before retrying a 503, in seconds: its Retry-After, whatever was unavailable. */
+export const RETRY_AFTER_SECONDS = 2;
 
 export class ServiceUnavailableError extends AppError {
   constructor(message = 'Service temporarily unavailable') {
-    super(503, message, { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) });
+    super(503, message, { 'Retry-After': String(RETRY_AFTER_SECONDS) });
   }
 }

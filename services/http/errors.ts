@@ -1,9 +1,9 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Socket } from 'node:net';
 import { STATUS_CODES } from 'node:http';
-import { DATABASE_RETRY_AFTER_SECONDS, isDatabaseUnavailable } from '../../shared/db/unavailable.js';
+import { isDatabaseUnavailable } from '../../shared/db/unavailable.js';
 import { Type, type Static } from '@fastify/type-provider-typebox';
-import { AppError } from '../../shared/errors.js';
+import { AppError, RETRY_AFTER_SECONDS } from '../../shared/errors.js';
 import { lingerOnUnreadBody } from './linger.js';
 
 /** The one error body of both services, as a schema: routes declare it for their 4xx/5xx responses. */
@@ -31,7 +31,7 @@ export function describeError(err: FastifyError | AppError | Error): {
     return {
       code: 503,
       message: 'Service temporarily unavailable; try again shortly',
-      headers: { 'Retry-After': String(DATABASE_RETRY_AFTER_SECONDS) },
+      headers: { 'Retry-After': String(RETRY_AFTER_SECONDS) },
     };
   const status = fastifyError.statusCode;
   // Fastify's own client errors (bad JSON, body too large, unsupported media type) carry a safe message.

@@ -27,9 +27,6 @@ const CONNECTION_CODES = new Set([
  */
 const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300', '57014']);
 
-/** How long a client should wait before retrying, in seconds (the Retry-After of a 503). */
-export const DATABASE_RETRY_AFTER_SECONDS = 2;
-
 /** The `code`s along an error's `cause` chain (drizzle wraps the driver's error), outermost first. */
 export function errorCodes(err: unknown): string[] {
   const codes: string[] = [];

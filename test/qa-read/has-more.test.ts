@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Pagination } from '../../shared/db/repositories/pagination.js';
 import { badgeAwards } from '../../shared/db/schema/index.js';
 import { writeWorld, type Writer } from '../qa-write/helpers.js';
 import { addQuestion, addUser, at } from './fixtures.js';
@@ -12,14 +13,7 @@ import { addQuestion, addUser, at } from './fixtures.js';
  */
 
 interface Paged {
-  pagination: {
-    current_page: number;
-    total_pages: number;
-    total_items: number;
-    per_page: number;
-    has_more: boolean;
-    next_cursor?: string | null;
-  };
+  pagination: Pagination;
   [list: string]: unknown;
 }
 
