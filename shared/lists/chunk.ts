@@ -10,8 +10,8 @@ import type { Queues } from '../queues/producer.js';
 import { LIST_CHUNK_ADDRESSES, LIST_LANES } from '../queues/verify-lists.js';
 import type { Verifier } from '../verification/index.js';
 import { enqueueChunks } from './enqueue.js';
+import { probeAndSettle } from './probe.js';
 import { scheduleRetry } from './retry.js';
-import { settle } from './settle.js';
 
 export interface ChunkDeps {
   database: Database;
@@ -26,8 +26,9 @@ export type ChunkOutcome =
 
 /**
  * One chunk job of a list: claim (or find again, after a crash) this chunk's addresses, verify the ones without a
- * result by domain with the engine (honouring the list's max_age), then in one transaction store every row's result
- * and the counters, except for addresses the remote host deferred (greylisting), which wait for a retry job. Hands
+ * result by domain with the engine (honouring the list's max_age), storing the results with the counters as their
+ * hosts answer them (probe.ts), except for addresses the remote host deferred (greylisting), which wait for a retry
+ * job. Hands
  * the lane on to chunk + LIST_LANES while unclaimed addresses remain. Completing the list is decided by a
  * conditional UPDATE, so exactly one job fires the callback (the caller, when `completed`).
  */
@@ -46,12 +47,7 @@ export async function processChunk(deps: ChunkDeps, listId: string, chunk: numbe
   let delivery: string | null = null;
   let unclaimed: boolean;
   if (claimed.length > 0) {
-    const results = await deps.verifier.verifyDomainGroup(
-      claimed.map((c) => c.email),
-      undefined,
-      work.maxAgeSec === null ? {} : { maxAgeSec: work.maxAgeSec },
-    );
-    const settled = await db.transaction((tx) => settle(tx, listId, claimed, results, deps.retry));
+    const settled = await probeAndSettle(deps, listId, claimed, work.maxAgeSec);
     if (settled === null) return { state: 'inactive' };
     completed = settled.completed;
     delivery = settled.delivery;

@@ -8,7 +8,7 @@ import {
 import type { Queues } from '../queues/producer.js';
 import { LIST_CHUNK_ADDRESSES, listRetryJobId } from '../queues/verify-lists.js';
 import type { Verifier } from '../verification/index.js';
-import { settle } from './settle.js';
+import { probeAndSettle } from './probe.js';
 
 /**
  * Retries of a list's deferred (greylisted) addresses. PostgreSQL holds which addresses wait and until when
@@ -68,12 +68,7 @@ export async function processRetry(deps: RetryDeps, listId: string, due: number)
     });
     if (work === null) return { state: 'inactive' };
     if (work.claimed.length === 0) break;
-    const results = await deps.verifier.verifyDomainGroup(
-      work.claimed.map((c) => c.email),
-      undefined,
-      work.maxAgeSec === null ? {} : { maxAgeSec: work.maxAgeSec },
-    );
-    const settled = await db.transaction((tx) => settle(tx, listId, work.claimed, results, deps.retry));
+    const settled = await probeAndSettle(deps, listId, work.claimed, work.maxAgeSec);
     if (settled === null) return { state: 'inactive' };
     verified += work.claimed.length;
     if (settled.completed) {

@@ -53,6 +53,10 @@ export interface HostRequest {
   answerBy?: number;
   lane: HostLane;
   maxAgeSec?: number;
+  /** Each target's reply as it comes (null: none in time, or withdrawn), before `run` resolves; k indexes targets. */
+  onReply?: (k: number, reply: HostReply | null) => void;
+  /** Aborting withdraws the targets no drainer has taken yet (they are never probed); they answer null. */
+  signal?: AbortSignal;
 }
 
 export interface HostDispatch {
@@ -203,6 +207,14 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
     }));
     const tickets = items.map((i) => i.ticket);
     const replies = inbox.expect(tickets);
+    const { onReply, signal } = request;
+    if (onReply) replies.forEach((reply, k) => void reply.then((r) => onReply(k, r)));
+    const withdraw = (): void => {
+      hostQueue
+        .withdraw(host, items)
+        .catch((err: Error) => opts.logger?.warn({ err: err.message, host }, 'items not withdrawn'))
+        .finally(() => inbox.expire(tickets));
+    };
     // A caller with a deadline of its own answers timeout at answerBy itself; this only lets go of the waiters.
     const expiry = setTimeout(
       () => inbox.expire(tickets),
@@ -210,14 +222,20 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
     );
     let waiting = false;
     try {
-      await push({ host, lane: request.lane, items });
-      waitingHosts.set(host, (waitingHosts.get(host) ?? 0) + 1);
-      waiting = true;
+      if (signal?.aborted) inbox.expire(tickets);
+      else {
+        await push({ host, lane: request.lane, items });
+        signal?.addEventListener('abort', withdraw, { once: true });
+        if (signal?.aborted) withdraw(); // aborted while pushing
+        waitingHosts.set(host, (waitingHosts.get(host) ?? 0) + 1);
+        waiting = true;
+      }
       return await Promise.all(replies);
     } catch (err) {
       inbox.expire(tickets);
       throw err;
     } finally {
+      signal?.removeEventListener('abort', withdraw);
       clearTimeout(expiry);
       if (waiting) {
         const left = waitingHosts.get(host)! - 1;

@@ -135,6 +135,16 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1
 `;
 
+// Items nobody waits for any more (their list was cancelled) off both pending lists, so that they are never probed;
+// what a drainer has already taken finishes. Returns how many were still pending.
+const WITHDRAW = `
+local n = 0
+for i = 1, #ARGV do
+  n = n + redis.call('LREM', KEYS[1], 1, ARGV[i]) + redis.call('LREM', KEYS[2], 1, ARGV[i])
+end
+return n
+`;
+
 // Answered items off the in-flight list.
 const DONE = `
 for i = 1, #ARGV do redis.call('LREM', KEYS[1], 1, ARGV[i]) end
@@ -189,6 +199,7 @@ interface HostScripts {
   agoraHostWorkUnclaim: HostScript<number>;
   agoraHostWorkRenew: HostScript<number>;
   agoraHostWorkDone: HostScript<number>;
+  agoraHostWorkWithdraw: HostScript<number>;
 }
 
 const SCRIPTS: Record<keyof HostScripts, { lua: string; numberOfKeys: number }> = {
@@ -199,6 +210,7 @@ const SCRIPTS: Record<keyof HostScripts, { lua: string; numberOfKeys: number }> 
   agoraHostWorkUnclaim: { lua: UNCLAIM, numberOfKeys: 2 },
   agoraHostWorkRenew: { lua: RENEW, numberOfKeys: 1 },
   agoraHostWorkDone: { lua: DONE, numberOfKeys: 1 },
+  agoraHostWorkWithdraw: { lua: WITHDRAW, numberOfKeys: 2 },
 };
 
 function defineHostScripts(redis: RedisClient): HostScripts {
@@ -333,6 +345,13 @@ export function createHostQueue(opts: HostQueueOptions) {
     async unclaim(host: string, job: string): Promise<void> {
       const k = keys(host);
       await scripts.agoraHostWorkUnclaim(k.claimed, k.owner, job);
+    },
+
+    /** Pending items taken back by their requester before any drainer took them: how many were still pending. */
+    async withdraw(host: string, items: readonly HostWorkItem[]): Promise<number> {
+      if (items.length === 0) return 0;
+      const k = keys(host);
+      return scripts.agoraHostWorkWithdraw(k.sync, k.list, ...items.map((i) => JSON.stringify(i)));
     },
 
     /** Items answered (or dropped): off the in-flight list. */

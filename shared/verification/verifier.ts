@@ -42,14 +42,24 @@ const DEFAULT_RESULT_TTL_MS = 3_600_000;
  */
 export interface VerifyRequestOptions extends ReadOptions {
   lane?: HostLane;
+  /**
+   * Each entry's result as soon as it is known (a host answers a batch at a time), before the group's promise
+   * resolves; called once per input index, so a list stores its results while the rest is still being probed.
+   */
+  onResult?: (index: number, result: VerificationResult) => void;
+  /**
+   * Aborting stops the work no host has started yet: those addresses are never probed and get the not-answered
+   * result (`isUnanswered`). What a host is probing finishes, and its answer is dropped.
+   */
+  signal?: AbortSignal;
 }
 
 export interface Verifier {
   verify(email: string, request?: VerifyRequestOptions): Promise<VerificationResult>;
   /**
    * Meant for the addresses of whole domains (a domain's addresses share SMTP sessions); the domains are verified in
-   * parallel. With `answerBy` (epoch ms), a domain still unfinished then answers unknown/timeout, so one slow domain
-   * cannot hold back the others of its batch.
+   * parallel. With `answerBy` (epoch ms), the addresses of a domain still unanswered then answer unknown/timeout, so
+   * one slow domain cannot hold back the others of its batch.
    */
   verifyDomainGroup(
     emails: string[],
@@ -157,6 +167,11 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     const started = performance.now();
     const parsed = emails.map((e) => parseAddress(e));
     const results: VerificationResult[] = new Array<VerificationResult>(emails.length);
+    const deliver = (i: number, result: VerificationResult): void => {
+      if (results[i] !== undefined) return;
+      results[i] = result;
+      request.onResult?.(i, result);
+    };
     const byDomain = new Map<string, number[]>();
     const verdicts: { address: string; result: VerificationResult }[] = [];
     // Verdicts young enough for this request cost no network at all.
@@ -166,17 +181,17 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     );
     parsed.forEach((p, i) => {
       if (!p.ok) {
-        results[i] = badSyntax(p, started);
+        deliver(i, badSyntax(p, started));
         return;
       }
       const reused = kept.get(p.address);
       if (reused) {
-        results[i] = {
+        deliver(i, {
           ...reused,
           email: p.email,
           cached: true,
           duration_ms: Math.round(performance.now() - started),
-        };
+        });
         return;
       }
       const indexes = byDomain.get(p.domain);
@@ -186,19 +201,30 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     const domains = await Promise.allSettled(
       [...byDomain].map(async ([domain, indexes]) => {
         const items = indexes.map((i) => parsed[i] as ParsedAddress);
-        const verified = verifyOneDomain(domain, items, started, {
-          answerBy,
-          lane: request.lane ?? (answerBy === undefined ? 'list' : 'sync'),
-          maxAgeSec: request.maxAgeSec,
-        });
+        const verified = verifyOneDomain(
+          domain,
+          items,
+          started,
+          {
+            answerBy,
+            lane: request.lane ?? (answerBy === undefined ? 'list' : 'sync'),
+            maxAgeSec: request.maxAgeSec,
+            signal: request.signal,
+          },
+          (k, result) => deliver(indexes[k]!, result),
+        );
+        // At the deadline, what the host answered so far stands; only the rest is a timeout.
         const groupResults =
           answerBy === undefined
             ? await verified
             : await withDeadline(verified, answerBy, () =>
-                items.map((p) => unfinishedResult(p.email, 'timeout', performance.now() - started)),
+                items.map(
+                  (p, k) =>
+                    results[indexes[k]!] ?? unfinishedResult(p.email, 'timeout', performance.now() - started),
+                ),
               );
-        indexes.forEach((inputIndex, k) => (results[inputIndex] = groupResults[k]!));
-        items.forEach((p, k) => verdicts.push({ address: p.address, result: groupResults[k]! }));
+        indexes.forEach((inputIndex, k) => deliver(inputIndex, groupResults[k]!));
+        items.forEach((p, k) => verdicts.push({ address: p.address, result: results[indexes[k]!]! }));
       }),
     );
     // One round trip for the whole group, not one per domain. When a domain failed (Redis unreachable), the others'
@@ -254,11 +280,13 @@ export function createVerifier(opts: VerifierOptions): Verifier {
     }
   }
 
+  /** The domain's results in `items` order; each probed one is also handed to `onResult` as its host answers it. */
   async function verifyOneDomain(
     domain: string,
     items: ParsedAddress[],
     started: number,
-    request: HostRequest,
+    request: Omit<HostRequest, 'onReply'>,
+    onResult: (k: number, result: VerificationResult) => void,
   ): Promise<VerificationResult[]> {
     const dns = await resolver.lookup(domain);
     if (dns.kind !== 'mx' && dns.kind !== 'implicit') {
@@ -275,9 +303,7 @@ export function createVerifier(opts: VerifierOptions): Verifier {
         );
     }
     const targets = items.map((p) => ({ address: p.address, smtputf8: p.smtputf8 }));
-    const replies = await dispatch.run(dns.hosts[0]!.host, domain, targets, request);
-    return items.map((p, k) => {
-      const reply = replies[k] ?? null;
+    const resultOf = (p: ParsedAddress, reply: HostReply | null): VerificationResult => {
       if (reply?.kind === 'cached')
         return {
           ...reply.result,
@@ -289,7 +315,16 @@ export function createVerifier(opts: VerifierOptions): Verifier {
       const result = build(p, { dns, ...notAnswered }, started);
       unanswered.add(result);
       return result;
+    };
+    const results: VerificationResult[] = new Array<VerificationResult>(items.length);
+    await dispatch.run(dns.hosts[0]!.host, domain, targets, {
+      ...request,
+      onReply: (k, reply) => {
+        results[k] = resultOf(items[k]!, reply);
+        onResult(k, results[k]);
+      },
     });
+    return results;
   }
 
   /** The first likely intended domain (typo.ts) that receives mail, or null: a suggestion must be deliverable. */

@@ -243,6 +243,12 @@ export async function lockList(db: Executor, id: string): Promise<ListStatus | u
   return row?.status;
 }
 
+/** The list's status, without a lock: what a probing chunk looks at to notice a cancel. */
+export async function listStatus(db: Executor, id: string): Promise<ListStatus | undefined> {
+  const [row] = await run<{ status: ListStatus }>(db, sql`SELECT status FROM ${L} WHERE id = ${id}`);
+  return row?.status;
+}
+
 /** Locks the list row for a chunk or a retry: its status and the max_age its probes honour. */
 export async function lockForWork(
   db: Executor,
