@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Database } from '../db/client.js';
 import { listStatus, type ClaimedAddress, type RetryPolicy } from '../db/repositories/verification-lists.js';
 import type { Verifier, VerificationResult } from '../verification/index.js';
@@ -41,6 +42,8 @@ export async function probeAndSettle(
 ): Promise<ProbeOutcome | null> {
   const db = deps.database.db;
   const abort = new AbortController();
+  // One listener per domain of the batch (each domain's dispatch withdraws its own items): not a leak.
+  setMaxListeners(0, abort.signal);
   const results: VerificationResult[] = [];
   let arrived: number[] = []; // indexes of `claimed` whose results are not settled yet
   let stopped = false;

@@ -23,7 +23,11 @@ let key: string;
 
 beforeAll(async () => {
   smtp = await startSlowSmtp([SLOW, SLOW_TOO], { delayMs: 40, accepts: (a) => a.startsWith('user') });
-  dns = await startDnsServer({ ...mailDomain('slow.test', SLOW), ...mailDomain('slow-too.test', SLOW_TOO) });
+  dns = await startDnsServer({
+    ...mailDomain('slow.test', SLOW),
+    ...mailDomain('slow-too.test', SLOW_TOO),
+    ...Object.assign({}, ...Array.from({ length: 15 }, (_, d) => mailDomain(`d${d}.test`, SLOW))),
+  });
   runtime = await createTestRuntime(
     worldEnv(dns.endpoint, smtp.port, { VERIFY_MX_CONCURRENCY: '1', VERIFY_MAX_RCPT_PER_SESSION: '10' }),
   );
@@ -107,5 +111,20 @@ describe('a list whose one chunk takes seconds', () => {
     expect(smtp.stats.get(SLOW_TOO)!.rcpts).toBe(rcpts);
     // Nothing was stored after the cancel.
     expect(await storedRows(id)).toBe(atCancel.processed);
+  });
+
+  it('probes a chunk of many domains without a warning about abort listeners', async () => {
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.name);
+    process.on('warning', onWarning);
+    try {
+      const emails = Array.from({ length: 30 }, (_, i) => `user${i}@d${i % 15}.test`);
+      const { id } = (await jsonList(app, key, { emails })).json().data;
+      const done = await waitForStatus(app, key, id, ['completed', 'failed', 'cancelled']);
+      expect(done).toMatchObject({ status: 'completed', counts: { valid: 30 } });
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
   });
 });
