@@ -4,12 +4,12 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../shared/db/client.js';
 import { pgErrorCode } from '../../shared/db/errors.js';
 import { migrateDatabase } from '../../shared/db/migrate.js';
-import { databaseUrl, withAdmin } from '../support/postgres.js';
+import { DATABASE_PREFIX, databaseUrl, withAdmin } from '../support/postgres.js';
 import { runProcess } from '../support/processes.js';
 import { createTestRuntime } from '../support/runtime.js';
 
 describe('migrations', () => {
-  const name = `agora_t_${process.pid}_${randomBytes(4).toString('hex')}`;
+  const name = `${DATABASE_PREFIX}_t_${process.pid}_${randomBytes(4).toString('hex')}`;
   afterAll(() => withAdmin((admin) => admin.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`)));
 
   it('applies once when several replicas start together on an empty database', async () => {

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { openDatabase } from '../../shared/db/client.js';
 import { migrateDatabase } from '../../shared/db/migrate.js';
-import { databaseUrl, REDIS_URL, withAdmin } from './postgres.js';
+import { DATABASE_PREFIX, databaseUrl, REDIS_URL, withAdmin } from './postgres.js';
 
 const alive = (pid: number) => {
   try {
@@ -18,13 +18,13 @@ const alive = (pid: number) => {
  * databases left behind by runs that died are dropped here.
  */
 export default async function setup() {
-  const template = `agora_tpl_${process.pid}`;
+  const template = `${DATABASE_PREFIX}_tpl_${process.pid}`;
   await withAdmin(async (sql) => {
     const stale = await sql<
       { datname: string }[]
-    >`SELECT datname FROM pg_database WHERE datname ~ '^agora_(tpl|t)_[0-9]+'`;
+    >`SELECT datname FROM pg_database WHERE datname ~ ${`^${DATABASE_PREFIX}_(tpl|t)_[0-9]+`}`;
     for (const { datname } of stale) {
-      const pid = Number(/^agora_(?:tpl|t)_(\d+)/.exec(datname)![1]);
+      const pid = Number(/_(?:tpl|t)_(\d+)/.exec(datname.slice(DATABASE_PREFIX.length))![1]);
       if (!alive(pid) || datname === template)
         await sql.unsafe(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
     }

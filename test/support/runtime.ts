@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { loadConfig } from '../../shared/config.js';
 import { createLogger } from '../../shared/logger.js';
 import { openRuntime, type Runtime } from '../../shared/runtime.js';
-import { databaseUrl, REDIS_URL, withAdmin } from './postgres.js';
+import { DATABASE_PREFIX, databaseUrl, REDIS_URL, withAdmin } from './postgres.js';
 
 export interface TestRuntime extends Runtime {
   /** The environment that reproduces this runtime in a child process (a worker, a CLI). */
@@ -19,7 +19,7 @@ export async function createTestRuntime(overrides: Record<string, string> = {}):
   const template = process.env.AGORA_TEST_TEMPLATE;
   if (!template) throw new Error('AGORA_TEST_TEMPLATE is unset: run tests through vitest (globalSetup)');
   const id = randomBytes(4).toString('hex');
-  const databaseName = `agora_t_${process.pid}_${id}`;
+  const databaseName = `${DATABASE_PREFIX}_t_${process.pid}_${id}`;
   await withAdmin((sql) => sql.unsafe(`CREATE DATABASE "${databaseName}" TEMPLATE "${template}"`));
 
   const env: Record<string, string> = {
