@@ -154,6 +154,9 @@ export function loadConfig(env: Env = process.env) {
     // Connect, greeting and idle-socket timeout of outgoing mail (newsletter, confirmations).
     smtpTimeoutMs: r.int('SMTP_TIMEOUT_MS', 30_000, 100, 600_000),
     bodyLimitBytes: r.int('BODY_LIMIT_BYTES', 1_048_576, 1024, 104_857_600),
+    // How long a request may take to arrive whole (headers and body) before it is answered 408
+    // (services/http/server.ts).
+    requestTimeoutMs: r.int('HTTP_REQUEST_TIMEOUT_MS', 120_000, 1000, 3_600_000),
     // Origins allowed to read the public Q&A API from a browser ('*': any); set it empty to send no CORS headers.
     corsOrigins:
       env.CORS_ORIGINS === undefined

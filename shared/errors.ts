@@ -49,6 +49,13 @@ export class RateLimitedError extends AppError {
   }
 }
 
+/** The request did not arrive whole in time (a body that stalls or trickles); the connection closes after it. */
+export class RequestTimeoutError extends AppError {
+  constructor(message = 'Request Timeout') {
+    super(408, message);
+  }
+}
+
 /** How long a client should wait before retrying a 503, in seconds: its Retry-After, whatever was unavailable. */
 export const RETRY_AFTER_SECONDS = 2;
 

@@ -4,7 +4,7 @@ import { STATUS_CODES } from 'node:http';
 import { isDatabaseUnavailable } from '../../shared/db/unavailable.js';
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import { AppError, RETRY_AFTER_SECONDS } from '../../shared/errors.js';
-import { lingerOnUnreadBody } from './linger.js';
+import { answeredBeforeBody, lingerOnUnreadBody } from './linger.js';
 
 /** The one error body of both services, as a schema: routes declare it for their 4xx/5xx responses. */
 export const ErrorResponse = Type.Object(
@@ -68,11 +68,30 @@ export function registerErrorHandling(app: FastifyInstance): void {
 }
 
 /**
- * Errors the HTTP parser raises before Fastify routes anything (a malformed request line, headers too large)
- * still get our body; this is passed as Fastify's `clientErrorHandler`.
+ * How long a socket answered by clientErrorHandler stays open for its client to read the answer. Node's HTTP server
+ * lets a socket stay half-open after our end() for as long as the client keeps its side open, so a client that
+ * ignores a 408 and goes on sending (or says nothing) would keep the socket, and the request still reading it (an
+ * upload's transaction), for ever.
+ */
+export const CLIENT_ERROR_GRACE_MS = 2000;
+
+/**
+ * Errors the HTTP parser raises before Fastify routes anything (a malformed request line, headers too large) and
+ * a request not whole by the request timeout (408) still get our body; this is passed as Fastify's
+ * `clientErrorHandler`. Then the socket is closed.
  */
 export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
-  if (!socket.writable) return;
+  if (socket.destroyed) return;
+  const grace = setTimeout(() => socket.destroy(), CLIENT_ERROR_GRACE_MS).unref();
+  socket.once('close', () => clearTimeout(grace));
+  // A request already answered (a 401 or 413 sent before its body, whose rest lingerOnUnreadBody was draining, or a
+  // response under way) has its answer: a second one after it would be read as the answer to a request the client
+  // never sent. The socket only closes.
+  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (!socket.writable || inFlight?.headersSent || answeredBeforeBody.has(socket)) {
+    socket.end();
+    return;
+  }
   const code = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
   const body = JSON.stringify(errorBody(code, STATUS_CODES[code] ?? 'Bad Request'));
   socket.end(

@@ -9,11 +9,20 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
  */
 export const LINGER_MAX_BYTES = 64 * 2 ** 20;
 
+/**
+ * Sockets whose request was answered before its body came whole, while the rest is read: if the request timeout
+ * ends that read, the socket closes without a 408 (clientErrorHandler), as that would be a second answer.
+ */
+export const answeredBeforeBody = new WeakSet<object>();
+
 export function lingerOnUnreadBody(request: FastifyRequest, reply: FastifyReply): void {
   const raw = request.raw;
   if (raw.complete || raw.destroyed) return;
   // Fastify asks for `Connection: close` here; Node would then close right after the answer, mid-upload.
   reply.removeHeader('connection');
+  const socket = raw.socket;
+  answeredBeforeBody.add(socket);
+  raw.once('end', () => answeredBeforeBody.delete(socket));
   let dropped = 0;
   raw.on('data', (chunk: Buffer) => {
     dropped += chunk.length;

@@ -24,7 +24,11 @@ function requestId(req: IncomingMessage): string {
 const hops = (n: number) => (_address: string, index: number) => index < n;
 
 /** The Fastify instance both services start from: logging with request ids, limits, error body. */
-export function createHttpApp(config: Pick<Config, 'bodyLimitBytes' | 'trustProxy'>, logger: Logger) {
+export function createHttpApp(
+  config: Pick<Config, 'bodyLimitBytes' | 'trustProxy' | 'requestTimeoutMs'>,
+  logger: Logger,
+) {
+  const requestTimeout = config.requestTimeoutMs;
   const app = Fastify({
     loggerInstance: logger as FastifyBaseLogger,
     genReqId: requestId,
@@ -41,12 +45,21 @@ export function createHttpApp(config: Pick<Config, 'bodyLimitBytes' | 'trustProx
     },
     // 1,100 characters hold a vector of 100 int4 ids separated by ";" (/api/questions/{ids}).
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1100 },
-    // Node answers an HTTP/1.1 request without Host itself (a bare 400, no body); it reaches the hook below
-    // instead, which refuses it with the error body.
-    http: { requireHostHeader: false },
-    // Slow or stuck clients must not pin a socket forever.
-    requestTimeout: 120_000,
-    connectionTimeout: 130_000,
+    // Slow or stuck clients must not pin a socket forever: a request not whole after requestTimeout
+    // (HTTP_REQUEST_TIMEOUT_MS) is answered 408 with the error body (clientErrorHandler). Node looks for such
+    // requests only every connectionsCheckingInterval (30 s by default), so a client that went silent reached the
+    // idle connectionTimeout first and was closed without a word (130 s), and one that trickled got its 408 at up
+    // to 150 s. Checked every second, the 408 comes within a second of requestTimeout, before the idle timeout.
+    http: {
+      // Node answers an HTTP/1.1 request without Host itself (a bare 400, no body); it reaches the hook below
+      // instead, which refuses it with the error body.
+      requireHostHeader: false,
+      connectionsCheckingInterval: Math.min(1000, Math.ceil(requestTimeout / 4)),
+      headersTimeout: Math.min(60_000, requestTimeout),
+      requestTimeout,
+    },
+    requestTimeout,
+    connectionTimeout: requestTimeout + 10_000,
     // Query strings and path parameters are coerced, bodies validated strictly; messages in plain words
     // (validation.ts). The text rule and the JSON depth bound run before validation, for every route.
     schemaController: { compilersFactory: { buildValidator: buildValidator as unknown as ValidatorFactory } },

@@ -309,7 +309,7 @@ describe('POST /lists with an upload', () => {
       headers: { 'content-type': 'text/csv', 'x-api-key': keys.verify! },
       payload: stalled,
     });
-    expectError(res, 400, new RegExp(`sent nothing for ${UPLOAD_IDLE_MS / 1000} s`));
+    expectError(res, 408, new RegExp(`sent nothing for ${UPLOAD_IDLE_MS / 1000} s`));
     stalled.destroy();
   }, 60_000);
 

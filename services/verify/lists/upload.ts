@@ -2,7 +2,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { PassThrough, Transform, type Readable, type Writable } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
 import { ListTooLargeError, type ListEntry } from '../../../shared/lists/create.js';
-import { ValidationError } from '../../../shared/errors.js';
+import { RequestTimeoutError, ValidationError } from '../../../shared/errors.js';
 
 /**
  * Reads an uploaded list as a stream: CSV (text/csv, parsed by csv-parse) or one address per line (text/plain).
@@ -46,7 +46,7 @@ export const UPLOAD_IDLE_MS = 15_000;
 function feed(body: Readable, maxBytes: number, target: Writable & Readable): () => void {
   let bytes = 0;
   const idle = setTimeout(
-    () => target.destroy(new ValidationError(`The upload sent nothing for ${UPLOAD_IDLE_MS / 1000} s`)),
+    () => target.destroy(new RequestTimeoutError(`The upload sent nothing for ${UPLOAD_IDLE_MS / 1000} s`)),
     UPLOAD_IDLE_MS,
   ).unref();
   const counter = new Transform({
