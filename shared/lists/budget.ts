@@ -21,6 +21,11 @@ export interface Charge {
 }
 
 export interface ListBudget {
+  /**
+   * The smallest whole window (its points and name): a list with more distinct addresses never fits, however
+   * long its owner waits. Null when rate limiting is off.
+   */
+  ceiling(): { window: (typeof WINDOWS)[number]; limit: number } | null;
   charge(keyId: number, points: number): Promise<Charge>;
   refund(keyId: number, points: number, windows: ChargeWindows | null): Promise<void>;
 }
@@ -48,7 +53,15 @@ export function createListBudget(
   });
   const redisKey = (window: string, keyId: number) => `${prefix}:verify:${window}:key:${keyId}`;
 
+  const budget = config.rateLimits.verify;
   return {
+    ceiling() {
+      if (!config.rateLimits.enabled) return null;
+      // The hour's budget unless the day's is configured smaller.
+      return budget.day < budget.hour
+        ? { window: 'day', limit: budget.day }
+        : { window: 'hour', limit: budget.hour };
+    },
     async charge(keyId, points) {
       if (!config.rateLimits.enabled) return { decision: null, windows: null };
       const decision = await limiter.consume('verify', `key:${keyId}`, points);

@@ -85,6 +85,22 @@ export class ListTooLargeError extends AppError {
   }
 }
 
+/**
+ * More distinct addresses than the key's whole budget of a window: a 429 would tell the caller to retry later, and
+ * no retry can ever succeed. A 413, as for a list over VERIFY_LIST_MAX_ADDRESSES: the list must be split
+ * (docs/verification.md, "Budget").
+ */
+export class ListOverBudgetError extends ListTooLargeError {
+  constructor(unique: number, ceiling: { window: 'hour' | 'day'; limit: number }) {
+    const per = ceiling.window === 'hour' ? 'hourly' : 'daily';
+    super(
+      `This list has ${unique} distinct addresses, more than this key's whole ${per} verification budget of ` +
+        `${ceiling.limit}: it cannot be accepted, however long you wait. Split it into lists of at most ` +
+        `${ceiling.limit} distinct addresses`,
+    );
+  }
+}
+
 /** Duplicates share this key: the address with its domain in lower-case ASCII; bad syntax as typed (trimmed). */
 export function addressKey(email: string): { email: string; address: string } {
   const parsed = parseAddress(email);
@@ -124,6 +140,8 @@ export async function createList(deps: CreateListDeps, request: CreateListInput)
       const { unique } = await finishUpload(tx, id, input.columns(), LIST_CHUNK_ADDRESSES);
       if (unique === 0) throw new ValidationError('The list holds no addresses');
       uniqueAddresses = unique;
+      const ceiling = deps.budget.ceiling();
+      if (ceiling && unique > ceiling.limit) throw new ListOverBudgetError(unique, ceiling);
       const charge = await deps.budget.charge(input.keyId, unique);
       // A refused charge has given its points back already.
       if (charge.decision && !charge.decision.allowed) throw new ListChargeRefusedError(charge.decision);

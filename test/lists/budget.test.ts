@@ -94,6 +94,31 @@ describe('the budget of a list', () => {
     expect(remaining(await jsonList(app, key, { emails: ['again@example.test'] }))).toBe(9);
   });
 
+  it('refuses a list larger than the whole hourly budget with a 413 that says waiting will not help', async () => {
+    const { verify: key } = (await createKeys(runtime, { verify: ['verify'] })) as { verify: string };
+    // 12 rows, 11 distinct addresses: one more than the key's hourly budget of 10, with the whole budget unspent.
+    const rows = Array.from({ length: 11 }, (_, i) => `big${i}@example.test`);
+    const csv = `email\n${[...rows, 'big0@EXAMPLE.test'].join('\n')}\n`;
+    const lists = await listCount();
+    const refused = await upload(app, key, csv);
+    expect(refused.statusCode).toBe(413);
+    expect(refused.json()).toEqual({
+      error: true,
+      code: 413,
+      message:
+        "This list has 11 distinct addresses, more than this key's whole hourly verification budget of 10: it " +
+        'cannot be accepted, however long you wait. Split it into lists of at most 10 distinct addresses',
+    });
+    expect(refused.headers['retry-after']).toBeUndefined();
+    expect(await listCount()).toBe(lists);
+    // Nothing was charged for the addresses (the refused request costs its one point, as any rejected request),
+    // and a list of exactly the budget still fits.
+    expect(remaining(refused)).toBe(9);
+    const whole = await jsonList(app, key, { emails: rows.slice(0, 9) });
+    expect(whole.statusCode).toBe(202);
+    expect(remaining(whole)).toBe(0);
+  });
+
   it('charges another key of another owner separately', async () => {
     const { verify: key } = (await createKeys(runtime, { verify: ['verify'] })) as { verify: string };
     const res = await jsonList(app, key, { emails: ['x@example.test', 'y@example.test'] });

@@ -73,7 +73,7 @@ export interface paths {
         put?: never;
         /**
          * Create a verification list
-         * @description Up to 1000000 addresses and 67108864 bytes, as JSON or as a text/csv or text/plain upload (streamed). Answers 202 with Location: /lists/{id}; the workers verify it asynchronously. Each distinct address costs one point of the key’s budget, charged now. An Idempotency-Key header makes a retried creation return the same list; the same key with another list or other settings is a 422.
+         * @description Up to 1000000 addresses and 67108864 bytes, as JSON or as a text/csv or text/plain upload (streamed). Answers 202 with Location: /lists/{id}; the workers verify it asynchronously. Each distinct address costs one point of the key’s budget, charged now: a list that does not fit what is left is a 429 (Retry-After), one with more distinct addresses than the whole hourly budget a 413 (split it). An Idempotency-Key header makes a retried creation return the same list; the same key with another list or other settings is a 422.
          */
         post: operations["postLists"];
         delete?: never;

@@ -81,7 +81,9 @@ export const listRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async
         description:
           `Up to ${limits.maxAddresses} addresses and ${limits.maxBytes} bytes, as JSON or as a text/csv or text/plain ` +
           'upload (streamed). Answers 202 with Location: /lists/{id}; the workers verify it asynchronously. Each ' +
-          'distinct address costs one point of the key’s budget, charged now. An Idempotency-Key header makes a ' +
+          'distinct address costs one point of the key’s budget, charged now: a list that does not fit what is left ' +
+          'is a 429 (Retry-After), one with more distinct addresses than the whole hourly budget a 413 (split it). ' +
+          'An Idempotency-Key header makes a ' +
           'retried creation return the same list; the same key with another list or other settings is a 422.',
         querystring: CreateQuery,
         headers: Type.Object({
