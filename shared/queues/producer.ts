@@ -214,7 +214,10 @@ export function createQueues(
     const outcomes = await waiting.waitFor(
       jobs.map((j) => j.jobId),
       Math.max(0, deadline - Date.now()),
-      () => queue(name).addBulk(jobs.map((j) => ({ name: job, data: j.payload, opts: { jobId: j.jobId } }))),
+      (adding) =>
+        queue(name).addBulk(
+          adding.map(({ index, jobId }) => ({ name: job, data: jobs[index]!.payload, opts: { jobId } })),
+        ),
     );
     return outcomes.map((outcome) => checkOutcome(name, job, outcome));
   };
@@ -234,8 +237,8 @@ export function createQueues(
       validatePayload(name, job, payload);
       const deadline = Date.now() + deadlineMs;
       const waiting = await completionsBy(name, deadline);
-      const [raw] = await waiting.waitFor([jobId], Math.max(0, deadline - Date.now()), () =>
-        queue(name).add(job, payload, { ...options, jobId }),
+      const [raw] = await waiting.waitFor([jobId], Math.max(0, deadline - Date.now()), ([adding]) =>
+        queue(name).add(job, payload, { ...options, jobId: adding!.jobId }),
       );
       const outcome = raw && checkOutcome(name, job, raw);
       if (outcome?.state === 'completed') return outcome.value;
