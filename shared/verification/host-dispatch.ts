@@ -75,6 +75,15 @@ export interface HostDispatch {
 const HOST_JOB_MAX_STALLS = 100;
 // How long after a caller's own deadline its unanswered tickets are dropped (the caller has answered by then).
 const EXPIRY_GRACE_MS = 1000;
+// Checks (every reAddMs) a process's marker outlives: a process stalled longer than this pushes its work again.
+const LOST_MARKER_CHECKS = 6;
+
+/** A request waiting for a host's answers, and its items not answered yet. */
+interface WaitingRun {
+  host: string;
+  lane: HostLane;
+  pending: Set<HostWorkItem>;
+}
 
 export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
   const { timers } = opts;
@@ -112,15 +121,39 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
   const shutdown = new AbortController();
   // Every lingering lane of every host job listens to it: many listeners are the normal case, not a leak.
   setMaxListeners(0, shutdown.signal);
-  // Hosts this process waits on (requests per host): their jobs are added again every reAddMs, once per host.
-  const waitingHosts = new Map<string, number>();
+  // The requests this process waits on, with their items not answered yet. Every reAddMs their hosts' jobs are
+  // added again (a no-op while one exists), once per host, and the marker is looked at (below).
+  const waiting = new Set<WaitingRun>();
   const reAdd = setInterval(() => {
-    for (const host of waitingHosts.keys())
+    for (const host of new Set([...waiting].map((w) => w.host)))
       addJob(host).catch((err: Error) =>
         opts.logger?.warn({ err: err.message, host }, 'host job not re-added'),
       );
+    void pushAgainIfLost().catch((err: Error) =>
+      opts.logger?.warn({ err: err.message }, 'could not check for lost host work'),
+    );
   }, timers.reAddMs);
   reAdd.unref();
+
+  // A key of this process's own, refreshed every reAddMs. Found missing, Redis lost its data (restarted without
+  // persistence, or failed over to a replica that had not caught up) and with it the pending work of every request
+  // waiting here: that work is pushed again, so the requests are answered instead of waiting for their deadlines.
+  // (An item a drainer was probing then is answered twice; the second answer finds nobody waiting.)
+  const marker = `${opts.keyPrefix}dispatch-alive:${randomUUID()}`;
+  const markerTtlMs = LOST_MARKER_CHECKS * timers.reAddMs;
+  void commands.set(marker, '1', 'PX', markerTtlMs).catch(() => {}); // missing at the first check: nothing waits
+  async function pushAgainIfLost(): Promise<void> {
+    if ((await commands.set(marker, '1', 'PX', markerTtlMs, 'XX')) === 'OK') return;
+    await commands.set(marker, '1', 'PX', markerTtlMs);
+    const now = Date.now();
+    const again = [...waiting].flatMap(({ host, lane, pending }) => {
+      const items = [...pending].filter((i) => i.answerBy > now);
+      return items.length === 0 ? [] : [{ host, lane, items }];
+    });
+    if (again.length === 0) return;
+    opts.logger?.warn({ requests: again.length }, 'Redis lost the host work; pushing it again');
+    await Promise.all(again.map(push));
+  }
 
   // The drainers' own connection: BullMQ's workers need maxRetriesPerRequest: null.
   const workerConnection =
@@ -207,8 +240,15 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
     }));
     const tickets = items.map((i) => i.ticket);
     const replies = inbox.expect(tickets);
+    const run: WaitingRun = { host, lane: request.lane, pending: new Set(items) };
     const { onReply, signal } = request;
-    if (onReply) replies.forEach((reply, k) => void reply.then((r) => onReply(k, r)));
+    replies.forEach(
+      (reply, k) =>
+        void reply.then((r) => {
+          run.pending.delete(items[k]!);
+          onReply?.(k, r);
+        }),
+    );
     const withdraw = (): void => {
       hostQueue
         .withdraw(host, items)
@@ -220,15 +260,13 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
       () => inbox.expire(tickets),
       Math.max(0, answerBy - Date.now()) + (request.answerBy === undefined ? 0 : EXPIRY_GRACE_MS),
     );
-    let waiting = false;
     try {
       if (signal?.aborted) inbox.expire(tickets);
       else {
         await push({ host, lane: request.lane, items });
         signal?.addEventListener('abort', withdraw, { once: true });
         if (signal?.aborted) withdraw(); // aborted while pushing
-        waitingHosts.set(host, (waitingHosts.get(host) ?? 0) + 1);
-        waiting = true;
+        waiting.add(run);
       }
       return await Promise.all(replies);
     } catch (err) {
@@ -237,11 +275,7 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
     } finally {
       signal?.removeEventListener('abort', withdraw);
       clearTimeout(expiry);
-      if (waiting) {
-        const left = waitingHosts.get(host)! - 1;
-        if (left > 0) waitingHosts.set(host, left);
-        else waitingHosts.delete(host);
-      }
+      waiting.delete(run);
     }
   }
 
@@ -251,6 +285,7 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
       // Running host jobs finish what they took and stop taking more; the requests still waiting get null.
       shutdown.abort();
       clearInterval(reAdd);
+      await commands.del(marker).catch(() => {});
       await worker?.close();
       workerConnection?.disconnect();
       subscriber?.disconnect();

@@ -402,6 +402,40 @@ describe('a host job lost', () => {
   }, 60_000);
 });
 
+describe('the host work lost with Redis’s data', () => {
+  it('is pushed again by the requester still waiting for it, which is answered long before its deadline', async () => {
+    const opts = options({ failoverMs: 1000 });
+    const requester = createVerifier({ ...opts, drainConcurrency: 0 });
+    const queue = new Queue('verify-hosts', {
+      connection: store.redis,
+      prefix: opts.keyPrefix.replace(/:+$/, ''),
+    });
+    let drainer: Verifier | undefined;
+    try {
+      const asked = Date.now();
+      const answer = requester.verifyDomainGroup(['cid@order.test', 'dee@order.test'], asked + 30_000);
+      await vi.waitFor(async () => expect(await queue.getWaiting()).toHaveLength(1), { timeout: 10_000 });
+      // Redis restarted empty, as far as this deployment's keys go: the pending items, the host's claim, its job
+      // and the requester's marker are gone.
+      let cursor = '0';
+      do {
+        const [next, keys] = await store.redis.scan(cursor, 'MATCH', `${opts.keyPrefix}*`, 'COUNT', 500);
+        cursor = next;
+        if (keys.length > 0) await store.redis.del(...keys);
+      } while (cursor !== '0');
+      drainer = createVerifier(opts);
+      const results = await answer;
+      expect(results.map((r) => r.status)).toEqual(['valid', 'valid']);
+      // Not at the deadline (30 s): within a few failover periods (1 s each) of the loss.
+      expect(Date.now() - asked).toBeLessThan(20_000);
+    } finally {
+      await drainer?.close();
+      await requester.close();
+      await queue.close();
+    }
+  }, 60_000);
+});
+
 describe('a drainer SIGKILLed mid-probe', () => {
   it('loses nothing: the host job is taken over and its in-flight items are probed again', async () => {
     // The default failover (5 s lock, 2.5 s stalled check).
