@@ -14,6 +14,11 @@ export interface Readiness {
   service: string;
   required: Record<string, ReadinessCheck>;
   optional?: Record<string, ReadinessCheck>;
+  /**
+   * Facts about how the service runs, added to a ready (or degraded) answer's body under their names, e.g. the Q&A
+   * service's `search_index`. One that fails or times out is reported as null: it does not decide readiness.
+   */
+  report?: Record<string, () => Promise<unknown>>;
 }
 
 const CHECK_TIMEOUT_MS = 2000;
@@ -62,7 +67,17 @@ export const healthRoutes: FastifyPluginAsync<Readiness> = async (app, readiness
     if (results.some((r) => r.required && !r.up))
       return reply.status(503).send({ ...errorBody(503, 'Not ready'), dependencies });
     const status = results.every((r) => r.up) ? 'ready' : 'degraded';
-    return { status, dependencies };
+    const facts = await Promise.all(
+      Object.entries(readiness.report ?? {}).map(async ([name, read]) => {
+        try {
+          return [name, await withTimeout(read(), CHECK_TIMEOUT_MS)] as const;
+        } catch (err) {
+          request.log.warn({ err, fact: name }, 'readiness report failed');
+          return [name, null] as const;
+        }
+      }),
+    );
+    return { status, dependencies, ...Object.fromEntries(facts) };
   });
 };
 

@@ -2,6 +2,7 @@ import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import { createAuthenticator } from '../../shared/access/authenticate.js';
 import { readinessChecks } from '../../shared/runtime.js';
+import { searchIndexMethod } from '../../shared/db/search-index.js';
 import { KEY_GROUPS, keyGroup } from '../../shared/keyspace.js';
 import { authPlugin } from '../http/auth.js';
 import { healthRoutes, serviceReadiness } from '../http/health.js';
@@ -75,6 +76,8 @@ export async function buildQaApp(deps: QaDeps) {
   await app.register(healthRoutes, {
     ...readiness,
     optional: { ...readiness.optional, ...replicaReadiness(deps.replicas) },
+    // Which full-text index path search runs on (issue 22 item 4), as the database has it.
+    report: { search_index: () => searchIndexMethod(deps.database) },
   });
   await registerOpenApi(app);
   registerHome(app, {

@@ -130,6 +130,10 @@ describe('the HTTP layer', () => {
   it('reports readiness of PostgreSQL and Redis', async () => {
     const res = await app.inject('/ready');
     expect(res.statusCode).toBe(200);
-    expect(res.json()).toEqual({ status: 'ready', dependencies: { postgres: 'ok', redis: 'ok' } });
+    expect(res.json()).toEqual({
+      status: 'ready',
+      dependencies: { postgres: 'ok', redis: 'ok' },
+      search_index: 'gin',
+    });
   });
 });

@@ -58,7 +58,10 @@ describe('no Redis on the machine (npm start)', { timeout: 180_000 }, () => {
     });
     expect(code, output).toBe(0);
     expect(output).toContain('starting a private redis-server');
-    expect(output).toContain('{"status":"ready","dependencies":{"postgres":"ok","redis":"ok"}}');
+    // Embedded PGlite: the GIN path as well.
+    expect(output).toContain(
+      '{"status":"ready","dependencies":{"postgres":"ok","redis":"ok"},"search_index":"gin"}',
+    );
     expect(output).toContain('app exited 0');
     expect(output).toMatch(/Could not connect to Redis at 127\.0\.0\.1:6379: Connection refused/);
   });

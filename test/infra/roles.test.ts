@@ -46,7 +46,11 @@ describe('qa, verify and workers as separate processes', { timeout: 120_000 }, (
     for (const port of [ports.qa, ports.verify]) {
       const ready = await get(`http://127.0.0.1:${port}/ready`);
       expect(ready.status).toBe(200);
-      expect(await ready.json()).toEqual({ status: 'ready', dependencies: { postgres: 'ok', redis: 'ok' } });
+      expect(await ready.json()).toEqual({
+        status: 'ready',
+        dependencies: { postgres: 'ok', redis: 'ok' },
+        ...(port === ports.qa ? { search_index: 'gin' } : {}),
+      });
       expect((await get(`http://127.0.0.1:${port}/health`)).status).toBe(200);
     }
   });

@@ -82,7 +82,11 @@ describe('the compiled build', { timeout: 400_000 }, () => {
     expect(res.status).toBe(200);
     expect(((await res.json()) as { success: boolean }).success).toBe(true);
     const ready = await fetch(`http://127.0.0.1:${port}/ready`, { signal: AbortSignal.timeout(10_000) });
-    expect(await ready.json()).toEqual({ status: 'ready', dependencies: { postgres: 'ok', redis: 'ok' } });
+    expect(await ready.json()).toEqual({
+      status: 'ready',
+      dependencies: { postgres: 'ok', redis: 'ok' },
+      search_index: 'gin',
+    });
 
     const result = (await runtime.queues.enqueueAndWait('ping', 'echo', { message: 'compiled' }, 90_000)) as {
       worker: number;

@@ -1,4 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
+import { sql } from 'drizzle-orm';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -49,7 +50,12 @@ describe('readiness per role', () => {
       try {
         const ready = await app.inject('/ready');
         expect(ready.statusCode).toBe(200);
-        expect(ready.json()).toEqual({ status: 'ready', dependencies: { postgres: 'ok', redis: 'ok' } });
+        // The Q&A service also says which full-text index path search runs on (issue 22 item 4).
+        expect(ready.json()).toEqual({
+          status: 'ready',
+          dependencies: { postgres: 'ok', redis: 'ok' },
+          ...(build === buildQaApp ? { search_index: 'gin' } : {}),
+        });
       } finally {
         await app.close();
       }
@@ -64,6 +70,7 @@ describe('readiness per role', () => {
       expect(ready.json()).toEqual({
         status: 'degraded',
         dependencies: { postgres: 'ok', redis: 'unavailable' },
+        search_index: 'gin',
       });
       const metrics = (await app.inject('/metrics')).body;
       expect(metricLine(metrics, 'qa', 'redis')).toBe(
@@ -74,6 +81,27 @@ describe('readiness per role', () => {
       );
       // And it does serve reads meanwhile.
       expect((await app.inject('/api/categories')).statusCode).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it("reports the search index's access method as the database has it, not as the migrations meant it", async () => {
+    const app = await buildQaApp(runtime);
+    const searchIndex = async () =>
+      ((await app.inject('/ready')).json() as { search_index: unknown }).search_index;
+    try {
+      // GiST also indexes tsvector: the answer must follow the catalogue. No later test of this runtime searches.
+      await runtime.database.query(sql`DROP INDEX questions_search_idx`);
+      expect(await searchIndex()).toBe('gin');
+      await runtime.database.query(
+        sql`CREATE INDEX questions_search_gist ON questions USING gist (search_vector)`,
+      );
+      expect(await searchIndex()).toBe('gin,gist');
+      await runtime.database.query(sql`DROP INDEX answers_search_idx`);
+      expect(await searchIndex()).toBe('gist');
+      await runtime.database.query(sql`DROP INDEX questions_search_gist`);
+      expect(await searchIndex()).toBe('none');
     } finally {
       await app.close();
     }
@@ -155,7 +183,11 @@ describe(
       for (const { base } of roles)
         expect(await ready(base)).toEqual({
           status: 200,
-          body: { status: 'ready', dependencies: { postgres: 'ok', redis: 'ok' } },
+          body: {
+            status: 'ready',
+            dependencies: { postgres: 'ok', redis: 'ok' },
+            ...(base === qa.base ? { search_index: 'gin' } : {}),
+          },
         });
 
       redisServer.kill('SIGKILL');
@@ -165,7 +197,11 @@ describe(
       );
       expect(await ready(qa.base)).toEqual({
         status: 200,
-        body: { status: 'degraded', dependencies: { postgres: 'ok', redis: 'unavailable' } },
+        body: {
+          status: 'degraded',
+          dependencies: { postgres: 'ok', redis: 'unavailable' },
+          search_index: 'gin',
+        },
       });
       const qaMetrics = await (
         await fetch(`${qa.base}/metrics`, { signal: AbortSignal.timeout(10_000) })
@@ -199,7 +235,11 @@ describe(
       for (const { base } of roles)
         expect(await ready(base)).toEqual({
           status: 200,
-          body: { status: 'ready', dependencies: { postgres: 'ok', redis: 'ok' } },
+          body: {
+            status: 'ready',
+            dependencies: { postgres: 'ok', redis: 'ok' },
+            ...(base === qa.base ? { search_index: 'gin' } : {}),
+          },
         });
       for (const { child } of roles) expect(child.output()).not.toContain('"level":50');
     });

@@ -61,6 +61,7 @@ describe('rate limits while Redis is unavailable', () => {
     expect(ready.json()).toEqual({
       status: 'degraded',
       dependencies: { postgres: 'ok', redis: 'unavailable' },
+      search_index: 'gin',
     });
 
     server = await startRedis(port);
