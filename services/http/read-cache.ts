@@ -7,9 +7,11 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /**
      * Serve this GET route's 200 answers from the in-process read cache. Only for a route whose body depends on
-     * the URL alone (never on the caller, a cookie or a header) and whose handler has no side effect.
+     * the URL alone (never on the caller, a cookie or a header) and whose handler has no side effect. A function
+     * opts in per request (from its path parameters, available before the handler), for a route whose handler has
+     * a side effect in one form only: `/questions/{id}` counts a view for one question, not for a vector of ids.
      */
-    readCache?: boolean;
+    readCache?: boolean | ((request: FastifyRequest) => boolean);
   }
   interface FastifyRequest {
     /** Set by the read cache on opted-in routes: the generation the request started in, and whether it hit. */
@@ -101,9 +103,11 @@ export const readCachePlugin = fp<ReadCacheOptions>(
       void unlisten?.().catch(() => {});
     });
 
-    const optedIn = (request: FastifyRequest) =>
-      (request.method === 'GET' || request.method === 'HEAD') &&
-      request.routeOptions.config?.readCache === true;
+    const optedIn = (request: FastifyRequest) => {
+      if (request.method !== 'GET' && request.method !== 'HEAD') return false;
+      const readCache = request.routeOptions.config?.readCache;
+      return readCache === true || (typeof readCache === 'function' && readCache(request));
+    };
 
     app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
       if (!optedIn(request)) return;

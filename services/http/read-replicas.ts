@@ -68,6 +68,7 @@ export const readReplicaPlugin = fp<ReadReplicaPluginOptions>(
     app.addHook('onRoute', (route) => {
       const methods = [route.method].flat();
       if (!methods.every((method) => method === 'GET' || method === 'HEAD')) return;
+      // A per-request readCache (a function) opts the whole route in: say readReplica where that is not right.
       if (!(route.config?.readReplica ?? route.config?.readCache)) return;
       const handler = route.handler as (
         this: FastifyInstance,

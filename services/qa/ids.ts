@@ -4,12 +4,15 @@ import { ValidationError } from '../../shared/errors.js';
 /** At most this many ids in one `{ids}` path parameter (`/questions/12;15;19`), as Stack Exchange's vectors. */
 export const MAX_IDS = 100;
 
+/** Whether a key parameter is a vector (several ids) rather than a single key, valid or not. */
+export const isIdVector = (raw: string): boolean => raw.includes(';');
+
 /**
  * The ids of a vector parameter, first occurrence of each kept in the order asked; undefined when the parameter is a
  * single key (which keeps its single-item answer). A bad id or more than MAX_IDS is a 400.
  */
 export function idVector(raw: string): number[] | undefined {
-  if (!raw.includes(';')) return undefined;
+  if (!isIdVector(raw)) return undefined;
   const parts = raw.split(';');
   if (parts.length > MAX_IDS) throw new ValidationError(`At most ${MAX_IDS} ids, separated by ";"`);
   const ids = parts.map((part) => {

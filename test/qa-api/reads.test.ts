@@ -416,7 +416,18 @@ describe('issue 19 reads: vectors, per-user activity, tags, windows, comments, i
     });
 
     it('answers 304 to a matching ETag and serves public reads from the cache', async () => {
-      for (const url of ['/api/info', `/api/answers/${id.a1}`, '/api/comments', '/api/tags/ipa']) {
+      const vectors = [
+        `/api/questions/${id.q1};${id.q2}`,
+        `/api/users/${id.bob};${id.alice}`,
+        `/api/answers/${id.a3};${id.a1}`,
+      ];
+      for (const url of [
+        '/api/info',
+        `/api/answers/${id.a1}`,
+        '/api/comments',
+        '/api/tags/ipa',
+        ...vectors,
+      ]) {
         // The previous test's writes notify agora_changes at commit; a notification that arrives between the two
         // requests rightly empties the cache, so the pair is retried until no invalidation falls between them.
         await vi.waitFor(
@@ -433,6 +444,30 @@ describe('issue 19 reads: vectors, per-user activity, tags, windows, comments, i
           { timeout: 10_000, interval: 50 },
         );
       }
+      // One question stays outside the cache: each read counts a view, which a cached answer would skip.
+      const single = await app.inject(`/api/questions/${id.q1}`);
+      expect(single.statusCode).toBe(200);
+      expect(single.headers['x-cache']).toBeUndefined();
+    });
+
+    it('empties a cached vector of questions on a write (its NOTIFY at commit)', async () => {
+      const url = `/api/questions/${id.q2};${id.q1}`;
+      await vi.waitFor(
+        async () => {
+          await app.inject(url);
+          expect((await app.inject(url)).headers['x-cache']).toBe('hit');
+        },
+        { timeout: 10_000, interval: 50 },
+      );
+      await runtime.database.db.execute(sql`UPDATE questions SET title = 'Retitled' WHERE id = ${id.q1!}`);
+      // Another process's write (here: SQL) reaches the cache by its NOTIFY at commit.
+      await vi.waitFor(
+        async () => {
+          const titles = (await ok(url)).questions.map((q: { title: string }) => q.title);
+          expect(titles[1]).toBe('Retitled');
+        },
+        { timeout: 10_000, interval: 50 },
+      );
     });
 
     it('keeps the totals exact after deletes (counters kept by the writing transaction)', async () => {

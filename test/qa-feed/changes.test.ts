@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { encodeChangesCursor } from '../../shared/changes/feed.js';
 import { changesRepository } from '../../shared/db/repositories/changes.js';
 import { ANSWER, COMMENT, expectError, questionBody, writeWorld, type Writer } from '../qa-write/helpers.js';
@@ -117,6 +117,36 @@ describe('GET /changes', () => {
     expect(fresh.changes).toEqual([]);
     await post(asker, '/api/questions', questionBody());
     expect((await feed(`?since=${fresh.next_cursor}&types=question`)).changes).toHaveLength(1);
+  });
+
+  it('serves a repeated poll from the read cache, and a write (in this process or by another) shows at once', async () => {
+    const head = (await feed()).next_cursor;
+    const poll = `/api/changes?since=${head}`;
+    // Pending notifications of earlier writes may empty the cache between two polls: retry the pair until none does.
+    await vi.waitFor(
+      async () => {
+        await world.app.inject(poll);
+        const again = await world.app.inject(poll);
+        expect(again.headers['x-cache']).toBe('hit');
+        expect(again.json().data).toMatchObject({ changes: [], next_cursor: head, has_more: false });
+      },
+      { timeout: 10_000, interval: 50 },
+    );
+    // A write through this process empties its cache before the write's answer: the same poll sees it.
+    const created = (await post(asker, '/api/questions', questionBody())).json().data as { id: number };
+    const page = await feed(`?since=${head}`);
+    expect(page.changes.map((c) => [c.type, c.id])).toContainEqual(['question', created.id]);
+    // Another process's write (here: SQL) empties it by its NOTIFY at commit.
+    await world.runtime.database.query(
+      sql`UPDATE questions SET title = 'Retitled by SQL' WHERE id = ${created.id}`,
+    );
+    await vi.waitFor(
+      async () => {
+        const next = await feed(`?since=${page.next_cursor}`);
+        expect(next.changes.map((c) => [c.type, c.id, c.op])).toEqual([['question', created.id, 'upsert']]);
+      },
+      { timeout: 10_000, interval: 50 },
+    );
   });
 
   it('answers 304 to a matching If-None-Match', async () => {

@@ -32,7 +32,11 @@ export const changesRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async 
   app.get(
     '/changes',
     {
-      // Not in the read cache: its invalidation does not follow every table the feed reports (comments).
+      // In the read cache: every table whose rows the feed reports (questions, answers, comments, users) notifies at
+      // commit, and a cached page, however old, is a consistent snapshot whose next_cursor holds only seqs it has
+      // seen, so a client following it never misses a change (docs/qa-api.md, "Change feed"). On the primary only:
+      // a cursor from the primary may be ahead of a lagging replica, which would refuse it as another database's.
+      config: { readCache: true, readReplica: false },
       schema: {
         tags: ['changes'],
         summary: 'Follow changes to questions, answers, comments and users',

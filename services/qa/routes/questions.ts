@@ -5,7 +5,7 @@ import { NotFoundError } from '../../../shared/errors.js';
 import { viewCounter } from '../../../shared/qa/views.js';
 import { sendData } from '../../http/json-response.js';
 import type { QaDeps } from '../deps.js';
-import { idVector } from '../ids.js';
+import { idVector, isIdVector } from '../ids.js';
 import {
   Answer,
   Cursor,
@@ -73,12 +73,16 @@ export const questionsRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = asyn
     async (request, reply) => sendData(reply, await questions.list(request.query)),
   );
 
-  // Not in the read cache: every read counts a view (a cached answer would skip the handler). The view goes to
-  // Redis, so the read itself may come from a replica.
+  // One question is not in the read cache: every read counts a view (a cached answer would skip the handler).
+  // A vector of ids counts none, so it is cached like every other public read. The view goes to Redis, so the read
+  // itself may come from a replica.
   app.get(
     '/questions/:id',
     {
-      config: { readReplica: true },
+      config: {
+        readCache: (request) => isIdVector((request.params as { id?: string }).id ?? ''),
+        readReplica: true,
+      },
       schema: {
         tags: ['questions'],
         summary: 'One question by id or slug, or several by ids',

@@ -103,6 +103,9 @@ export function changesRepository(database: Database) {
           WHERE (SELECT seq FROM horizon) IS NOT NULL
         )
         SELECT count(*)::int AS deleted FROM deleted`);
+      // Empty the read caches (migration 0004's channel): a cached feed page from before the prune would hand out a
+      // cursor that has just expired, again and again until its TTL, to a client restarting the feed after a 410.
+      if (row!.deleted > 0) await database.query(sql`SELECT pg_notify('agora_changes', '')`);
       return row!.deleted;
     },
   };
