@@ -320,6 +320,98 @@ describe('issue 19 reads: vectors, per-user activity, tags, windows, comments, i
       expect(ids((await ok('/api/comments?sort=votes&min=1')).comments)).toEqual($('c2', 'c4'));
     });
 
+    it("windows a question's answers: dates, min/max on the sort's key, and order reversing the whole order", async () => {
+      // q1's answers: a1 (accepted, 4 votes, minute 10), a2 (1 vote, minute 11).
+      const of = async (query: string) => ids((await ok(`/api/questions/${id.q1}/answers?${query}`)).answers);
+      expect(await of('')).toEqual($('a1', 'a2'));
+      // The accepted answer first is part of the votes order: order=asc reads it backwards, accepted last.
+      expect(await of('order=asc')).toEqual($('a2', 'a1'));
+      expect(await of('order=desc')).toEqual($('a1', 'a2'));
+      expect(await of(`fromdate=${at(11).toISOString()}`)).toEqual($('a2'));
+      expect(await of(`todate=${at(10).getTime() / 1000}`)).toEqual($('a1'));
+      expect(await of('min=2')).toEqual($('a1'));
+      expect(await of('max=1')).toEqual($('a2'));
+      expect(await of('sort=newest')).toEqual($('a2', 'a1'));
+      expect(await of('sort=newest&order=asc')).toEqual($('a1', 'a2'));
+      expect(await of('sort=oldest&order=desc')).toEqual($('a2', 'a1'));
+      expect(await of(`sort=oldest&min=${at(11).toISOString()}`)).toEqual($('a2'));
+      expect(await of('fromdate=2030-01-01')).toEqual([]);
+      expect(ids((await ok(`/api/questions/slug-q1/answers?sort=votes&order=asc&max=4`)).answers)).toEqual(
+        $('a2', 'a1'),
+      );
+      for (const query of [
+        'fromdate=yesterday',
+        'todate=2024-02-30',
+        'min=abc',
+        'max=1.5',
+        'order=up',
+        'order=',
+      ]) {
+        expect(await bad(`/api/questions/${id.q1}/answers?${query}`)).not.toMatch(/internal/i);
+      }
+      // On a date sort, min and max are dates.
+      await bad(`/api/questions/${id.q1}/answers?sort=newest&min=notadate`);
+    });
+
+    it('lists every answer of the site (GET /answers) with the sorts, windows, cursors and totals of the other lists', async () => {
+      const all = await ok('/api/answers');
+      expect(ids(all.answers)).toEqual($('a5', 'a4', 'a3', 'a2', 'a1'));
+      expect(all.answers[0]).toMatchObject({
+        question_id: id.q4,
+        author: { id: id.alice, username: 'alice' },
+      });
+      expect(all.pagination).toMatchObject({
+        total_items: 5,
+        total_pages: 1,
+        has_more: false,
+        next_cursor: null,
+      });
+      expect(ids((await ok('/api/answers?sort=oldest&limit=2')).answers)).toEqual($('a1', 'a2'));
+      expect(ids((await ok('/api/answers?sort=votes')).answers)).toEqual($('a3', 'a1', 'a2', 'a5', 'a4'));
+      expect(ids((await ok('/api/answers?sort=votes&order=asc&min=0')).answers)).toEqual(
+        $('a5', 'a2', 'a1', 'a3'),
+      );
+      const windowed = await ok(
+        `/api/answers?fromdate=${at(11).toISOString()}&todate=${at(13).toISOString()}`,
+      );
+      expect(ids(windowed.answers)).toEqual($('a4', 'a3', 'a2'));
+      expect(windowed.pagination.total_items).toBe(3);
+      expect(ids((await ok(`/api/answers?order=asc&max=${at(11).toISOString()}`)).answers)).toEqual(
+        $('a1', 'a2'),
+      );
+      // A walk by cursor in either direction: every answer once.
+      for (const order of ['asc', 'desc']) {
+        const seen: number[] = [];
+        let url = `/api/answers?sort=votes&order=${order}&limit=2`;
+        for (;;) {
+          const data = await ok(url);
+          seen.push(...ids(data.answers));
+          if (!data.pagination.has_more) break;
+          url = `/api/answers?sort=votes&order=${order}&limit=2&cursor=${data.pagination.next_cursor}`;
+        }
+        const byVotes = $('a3', 'a1', 'a2', 'a5', 'a4');
+        expect(seen).toEqual(order === 'desc' ? byVotes : byVotes.reverse());
+      }
+      const first = await ok('/api/answers?limit=1');
+      await bad(`/api/answers?limit=1&sort=oldest&cursor=${first.pagination.next_cursor}`);
+      // A user's answers' cursor is not the site's.
+      const bobs = await ok(`/api/users/${id.bob}/answers?limit=1`);
+      await bad(`/api/answers?limit=1&cursor=${bobs.pagination.next_cursor}`);
+      for (const query of [
+        'sort=bogus',
+        'limit=0',
+        'page=0',
+        'fromdate=2024-13-01',
+        'sort=votes&min=abc',
+        'sort=votes&max=99999999999',
+        'min=notadate',
+        'order=up',
+        'cursor=bogus',
+      ]) {
+        expect(await bad(`/api/answers?${query}`)).not.toMatch(/internal/i);
+      }
+    });
+
     it('walks a windowed list with cursors in either order, no gap and no duplicate', async () => {
       for (const order of ['asc', 'desc']) {
         const seen: number[] = [];

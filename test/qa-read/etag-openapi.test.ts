@@ -93,7 +93,7 @@ describe('ETags and the OpenAPI document of the read API', () => {
     const expected: Record<string, string[]> = {
       '/api/questions': ['page', 'limit', 'cursor', 'sort', 'tag', 'category', ...windows],
       '/api/questions/{id}': ['id', 'include'],
-      '/api/questions/{id}/answers': ['id', 'sort'],
+      '/api/questions/{id}/answers': ['id', 'sort', ...windows],
       '/api/search': ['q', 'type', 'page', 'limit', 'fromdate', 'todate', 'order'],
       '/api/users': ['sort', 'page', 'limit', 'cursor', ...windows],
       '/api/users/{id}': ['id'],
@@ -102,6 +102,7 @@ describe('ETags and the OpenAPI document of the read API', () => {
       '/api/users/{id}/comments': ['id', ...commentList],
       '/api/users/{id}/tags': ['id', 'sort', 'limit'],
       '/api/users/{id}/timeline': ['id', 'limit', 'cursor'],
+      '/api/answers': ['sort', 'page', 'limit', 'cursor', ...windows],
       '/api/answers/{id}': ['id'],
       '/api/answers/{id}/comments': ['id', ...commentList],
       '/api/questions/{id}/comments': ['id', ...commentList],

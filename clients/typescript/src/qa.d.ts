@@ -72,7 +72,7 @@ export interface paths {
         };
         /**
          * All answers of a question
-         * @description votes (default): the accepted answer first, then by votes, then oldest first.
+         * @description votes (default): the accepted answer first, then by votes, then oldest first. fromdate/todate keep the answers created within them; min/max bound the sort's key (votes, or the creation date for newest and oldest); order=asc|desc is the sort's direction (the other one reads the whole order backwards).
          */
         get: operations["getQuestionsByIdAnswers"];
         put?: never;
@@ -213,6 +213,26 @@ export interface paths {
          * @description Full-text search (web search syntax: "quoted phrase", -excluded, or) of questions (title > tags > body) and answers, and partial matching of user names. type=all merges the kinds by score. A query of stop words or punctuation only finds nothing. fromdate/todate keep the questions, answers and users created within them (before the candidates are picked); order=desc (default) is the most relevant first, asc the reverse (ties by kind, then id, reversed too). Each kind ranks at most its 200 most recent matches: when one reaches that bound, pagination.total_bounded is true and total_items is a lower bound.
          */
         get: operations["getSearch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/answers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * All answers, newest first
+         * @description newest (default) and oldest by creation; votes: best voted first. fromdate/todate keep the answers created within them, min/max bound the sort's key (votes, or the creation date), order=asc|desc is the sort's direction.
+         */
+        get: operations["getAnswers"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1915,6 +1935,16 @@ export interface operations {
         parameters: {
             query?: {
                 sort?: "votes" | "newest" | "oldest";
+                /** @description Created at or after: ISO 8601 or Unix seconds */
+                fromdate?: string;
+                /** @description Created at or before: ISO 8601 or Unix seconds */
+                todate?: string;
+                /** @description Lowest value, inclusive, on the sort's key: a number (votes, views, reputation), a date (creation: ISO 8601 or Unix seconds) or a name */
+                min?: string;
+                /** @description Highest value, inclusive, on the sort's key: a number (votes, views, reputation), a date (creation: ISO 8601 or Unix seconds) or a name */
+                max?: string;
+                /** @description The sort's direction (default: the sort's own, desc for most) */
+                order?: "asc" | "desc";
             };
             header?: never;
             path: {
@@ -2778,6 +2808,123 @@ export interface operations {
                         success: true;
                         data: {
                             results: components["schemas"]["SearchResult"][];
+                            pagination: components["schemas"]["Pagination"];
+                        };
+                    };
+                };
+            };
+            /** @description Not Modified: the ETag sent in If-None-Match is still current */
+            304: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown or revoked API key */
+            401: {
+                headers: {
+                    /** @description The challenge: Bearer realm="agora" */
+                    "WWW-Authenticate"?: string;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded: wait Retry-After seconds */
+            429: {
+                headers: {
+                    /** @description Seconds until a request may succeed */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every error: the message is for humans, code equals the HTTP status */
+            "4XX": {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAnswers: {
+        parameters: {
+            query?: {
+                sort?: "votes" | "newest" | "oldest";
+                /** @description 1-based page number */
+                page?: number;
+                /** @description Items per page (1-100) */
+                limit?: number;
+                /** @description The previous page's next_cursor: the page after it, by key, unaffected by rows written meanwhile (page is then ignored) */
+                cursor?: string;
+                /** @description Created at or after: ISO 8601 or Unix seconds */
+                fromdate?: string;
+                /** @description Created at or before: ISO 8601 or Unix seconds */
+                todate?: string;
+                /** @description Lowest value, inclusive, on the sort's key: a number (votes, views, reputation), a date (creation: ISO 8601 or Unix seconds) or a name */
+                min?: string;
+                /** @description Highest value, inclusive, on the sort's key: a number (votes, views, reputation), a date (creation: ISO 8601 or Unix seconds) or a name */
+                max?: string;
+                /** @description The sort's direction (default: the sort's own, desc for most) */
+                order?: "asc" | "desc";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    /** @description Requests allowed in the window that is closest to running out */
+                    "X-RateLimit-Limit"?: number;
+                    /** @description Requests left in that window */
+                    "X-RateLimit-Remaining"?: number;
+                    /** @description Unix time (seconds) at which that window starts again */
+                    "X-RateLimit-Reset"?: number;
+                    /** @description Weak validator of the body: send it back in If-None-Match to get 304 Not Modified */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        success: true;
+                        data: {
+                            answers: components["schemas"]["AnswerOnQuestion"][];
                             pagination: components["schemas"]["Pagination"];
                         };
                     };

@@ -1,13 +1,54 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { answerListsRepository } from '../../../shared/db/repositories/answer-lists.js';
+import { ANSWER_SORTS, answerListsRepository } from '../../../shared/db/repositories/answer-lists.js';
 import { NotFoundError } from '../../../shared/errors.js';
 import type { QaDeps } from '../deps.js';
 import { idList } from '../ids.js';
-import { AnswerOnQuestion, ErrorResponse, IdsParam, success } from '../schemas.js';
+import {
+  AnswerOnQuestion,
+  Cursor,
+  ErrorResponse,
+  IdsParam,
+  Limit,
+  OneOf,
+  Page,
+  Pagination,
+  success,
+  WindowQuery,
+} from '../schemas.js';
 
-/** GET /answers/{ids}: one answer, or several in the order asked (PATCH /answers/{id} is in writes/). */
+/**
+ * GET /answers: the site's answers (Stack Exchange's /answers, with its windows); GET /answers/{ids}: one answer, or
+ * several in the order asked (PATCH /answers/{id} is in writes/).
+ */
 export const answersRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async (app, { deps }) => {
   const answers = answerListsRepository(deps.database.db);
+
+  app.get(
+    '/answers',
+    {
+      config: { readCache: true },
+      schema: {
+        tags: ['answers'],
+        summary: 'All answers, newest first',
+        description:
+          'newest (default) and oldest by creation; votes: best voted first. fromdate/todate keep the answers ' +
+          "created within them, min/max bound the sort's key (votes, or the creation date), order=asc|desc is the " +
+          "sort's direction.",
+        querystring: Type.Object({
+          sort: OneOf(ANSWER_SORTS, 'newest'),
+          page: Page,
+          limit: Limit,
+          cursor: Cursor,
+          ...WindowQuery,
+        }),
+        response: {
+          200: success(Type.Object({ answers: Type.Array(AnswerOnQuestion), pagination: Pagination })),
+          '4xx': ErrorResponse,
+        },
+      },
+    },
+    async (request) => ({ success: true as const, data: await answers.forSite(request.query) }),
+  );
 
   app.get(
     '/answers/:id',

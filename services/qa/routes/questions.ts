@@ -132,18 +132,22 @@ export const questionsRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = asyn
       schema: {
         tags: ['questions'],
         summary: 'All answers of a question',
-        description: 'votes (default): the accepted answer first, then by votes, then oldest first.',
+        description:
+          'votes (default): the accepted answer first, then by votes, then oldest first. fromdate/todate keep the ' +
+          "answers created within them; min/max bound the sort's key (votes, or the creation date for newest and " +
+          "oldest); order=asc|desc is the sort's direction (the other one reads the whole order backwards).",
         params: QuestionKey,
-        querystring: Type.Object({ sort: OneOf(ANSWER_SORTS, 'votes') }),
+        querystring: Type.Object({ sort: OneOf(ANSWER_SORTS, 'votes'), ...WindowQuery }),
         response: { 200: success(Type.Object({ answers: Type.Array(Answer) })), '4xx': ErrorResponse },
       },
     },
     async (request) => {
+      const { sort, ...window } = request.query;
       const id = await questions.resolveId(request.params.id);
       if (id === undefined) throw new NotFoundError('Question not found');
       return {
         success: true as const,
-        data: { answers: await answers.listForQuestion(id, request.query.sort) },
+        data: { answers: await answers.listForQuestion(id, sort, window) },
       };
     },
   );

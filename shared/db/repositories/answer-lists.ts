@@ -46,7 +46,8 @@ const toView = (r: Row): AnswerOnQuestion => ({
   question_slug: r.question_slug,
 });
 
-// Each order is an index on answers by author (migration 0011); oldest walks newest's backwards.
+// Each order is an index on answers, by author (migration 0011) or the site's (by date 0011, by votes 0025); oldest
+// walks newest's backwards.
 const BY_DATE: SeekOrder = {
   direction: 'desc',
   keys: [
@@ -65,6 +66,9 @@ const BY_VOTES: SeekOrder = {
 export interface UserAnswersParams extends SeekParams, WindowParams {
   sort: AnswerSort;
 }
+
+/** GET /answers: every answer of the site, with the same parameters. */
+export type AnswerListParams = UserAnswersParams;
 
 export function answerListsRepository(db: Db) {
   /** The answers of the given ids, in that order; unknown ids are left out. */
@@ -88,43 +92,58 @@ export function answerListsRepository(db: Db) {
     },
 
     /** A user's answers, paginated by page or cursor; the total is the user's answers_count unless windowed. */
-    async forUser(
-      userId: IdSet,
-      params: UserAnswersParams,
-    ): Promise<{ answers: AnswerOnQuestion[]; pagination: PaginationWithCursor }> {
-      const base = params.sort === 'votes' ? BY_VOTES : BY_DATE;
-      const order = directed(base, params.order ?? (params.sort === 'oldest' ? 'asc' : 'desc'));
-      const conditions: SQL[] = [
-        inIdSet(sql`a.author_id`, userId),
-        ...windowConditions(params, sql`a.created_at`, order.keys[0]!),
-      ];
-      const from = sql`answers a`;
-      const where = sql.join(conditions, sql` AND `);
-      const windowed = isWindowed(params);
-      const [user] = windowed
-        ? [{ n: await boundedCount(db, from, where) }]
+    forUser: (userId: IdSet, params: UserAnswersParams) => list(userId, params),
+
+    /** The site's answers (GET /answers); the total is the `answers` counter (0011) unless windowed. */
+    forSite: (params: AnswerListParams) => list(undefined, params),
+  };
+
+  async function list(
+    userId: IdSet | undefined,
+    params: UserAnswersParams,
+  ): Promise<{ answers: AnswerOnQuestion[]; pagination: PaginationWithCursor }> {
+    const base = params.sort === 'votes' ? BY_VOTES : BY_DATE;
+    const order = directed(base, params.order ?? (params.sort === 'oldest' ? 'asc' : 'desc'));
+    const conditions: SQL[] = [
+      userId === undefined ? sql`true` : inIdSet(sql`a.author_id`, userId),
+      ...windowConditions(params, sql`a.created_at`, order.keys[0]!),
+    ];
+    const from = sql`answers a`;
+    const where = sql.join(conditions, sql` AND `);
+    const windowed = isWindowed(params);
+    const [total] = windowed
+      ? [{ n: await boundedCount(db, from, where) }]
+      : userId === undefined
+        ? await rows<{ n: number }>(
+            db,
+            sql`SELECT coalesce((SELECT sum(n) FROM list_counts WHERE scope = 'answers'), 0)::int AS n`,
+          )
         : await rows<{ n: number }>(
             db,
             sql`SELECT coalesce(sum(answers_count), 0)::int AS n FROM users WHERE ${inIdSet(sql`id`, userId)}`,
           );
-      const list = { bounded: windowed };
-      const { items, pagination } = await seekPage<{ id: number }>(
-        db,
-        {
-          list: JSON.stringify(['user-answers', userId, params.sort, ...windowName(params)]),
-          columns: sql`a.id AS id`,
-          from,
-          where,
-          order,
-          total: user?.n ?? 0,
-          bounded: windowed,
-        },
-        params,
-      );
-      return {
-        answers: await byIds(items.map((r) => r.id)),
-        pagination: boundedPagination(pagination, list),
-      };
-    },
-  };
+    const counted = { bounded: windowed };
+    const { items, pagination } = await seekPage<{ id: number }>(
+      db,
+      {
+        // The user's list keeps its name (cursors already handed out stay valid); the site's has its own.
+        list: JSON.stringify(
+          userId === undefined
+            ? ['answers', params.sort, ...windowName(params)]
+            : ['user-answers', userId, params.sort, ...windowName(params)],
+        ),
+        columns: sql`a.id AS id`,
+        from,
+        where,
+        order,
+        total: total?.n ?? 0,
+        bounded: windowed,
+      },
+      params,
+    );
+    return {
+      answers: await byIds(items.map((r) => r.id)),
+      pagination: boundedPagination(pagination, counted),
+    };
+  }
 }
