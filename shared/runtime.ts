@@ -72,7 +72,13 @@ export async function openRuntime(
     }
   }
   const redis = connectRedis({ url: redisUrl, clusterNodes: config.redisClusterNodes }, 'producer');
-  redis.on('error', (err) => logger.warn({ err: err.message }, 'redis connection error'));
+  // Once close() has begun, an error is our own disconnect: a short CLI command (`npm run admin -- keys list`) closes
+  // before the connection's handshake is over, and ioredis then fails its ready check ("Stream isn't writeable") and
+  // emits that as an error. It is not a connection problem, so it is not logged as one.
+  let closing = false;
+  redis.on('error', (err) => {
+    if (!closing) logger.warn({ err: err.message }, 'redis connection error');
+  });
   const queues = createQueues(redis, (queue) => queueKeyPrefix(config, queue));
   return {
     config,
@@ -83,6 +89,7 @@ export async function openRuntime(
     redisUrl,
     queues,
     async close() {
+      closing = true;
       await queues.close();
       redis.disconnect();
       await replicas?.close();
