@@ -10,7 +10,7 @@ import { parseArgs } from 'node:util';
  *
  * Uploads a CSV (or a .txt of one address per line) to the verification service's POST /lists, shows the list's
  * progress (a bar on a terminal, a line per change otherwise), then downloads the results as CSV: the uploaded
- * columns followed by the result fields. VERIFY_URL (default http://localhost:3001) names the service; the key
+ * columns followed by the result fields. VERIFY_URL (default http://localhost:$VERIFY_PORT, 3001) names the service; the key
  * comes from --key or VERIFY_API_KEY. Exit code 0 when the list completed, 1 otherwise.
  */
 
@@ -55,7 +55,11 @@ const file = positionals[0];
 if (!file || positionals.length > 1) fail(USAGE, 2);
 const key = values.key ?? process.env.VERIFY_API_KEY;
 if (!key) fail('An API key with the verify scope is needed: --key or VERIFY_API_KEY', 2);
-const base = (process.env.VERIFY_URL ?? 'http://localhost:3001').replace(/\/+$/, '');
+// The service `npm start` runs on this machine: VERIFY_PORT, as the server reads it, unless VERIFY_URL names another.
+const base = (process.env.VERIFY_URL || `http://localhost:${process.env.VERIFY_PORT || 3001}`).replace(
+  /\/+$/,
+  '',
+);
 const out =
   values.out ?? path.join(path.dirname(file), `${path.basename(file, path.extname(file))}.results.csv`);
 try {
@@ -73,7 +77,12 @@ async function call(url: string, init: RequestInit = {}, timeoutMs = REQUEST_TIM
       signal: AbortSignal.timeout(timeoutMs),
     });
   } catch (err) {
-    return fail(`${base}${url}: ${(err as Error).message}`);
+    const cause = (err as Error & { cause?: { code?: string } }).cause?.code;
+    return fail(
+      cause === 'ECONNREFUSED'
+        ? `${base}${url}: nothing answers there (is the verification service running? Set VERIFY_URL if it listens elsewhere)`
+        : `${base}${url}: ${(err as Error).message}${cause ? ` (${cause})` : ''}`,
+    );
   }
   if (!res.ok) {
     const body = (await res.json().catch(() => null)) as { message?: string } | null;

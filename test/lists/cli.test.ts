@@ -6,6 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildVerifyApp } from '../../services/verify/app.js';
 import { startWorkerPool, type WorkerPool } from '../../workers/pool.js';
+import { freePort } from '../support/ports.js';
 import { runProcess } from '../support/processes.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { createKeys, worldEnv } from '../verify-service/helpers.js';
@@ -55,6 +56,32 @@ describe('npm run verify:list', () => {
     expect(lines[0]).toMatch(/^name,email,status,/);
     expect(lines[1]).toMatch(/^Ann,alice@example\.test,valid,/);
     expect(lines[2]).toMatch(/^Bob,bob@example\.test,invalid,/);
+  }, 120_000);
+
+  // The README changes the service's port with VERIFY_PORT; the CLI, which used to try 3001 whatever that said,
+  // follows it when VERIFY_URL is not set.
+  it('finds the service at VERIFY_PORT without VERIFY_URL', async () => {
+    const input = path.join(dir, 'port.txt');
+    const output = path.join(dir, 'port.csv');
+    writeFileSync(input, 'alice@example.test\n');
+    const run = await runProcess('bin/verify-list.ts', [input, '--out', output], {
+      VERIFY_URL: '',
+      VERIFY_PORT: new URL(url).port,
+      VERIFY_API_KEY: key,
+    });
+    expect(run.code, run.output).toBe(0);
+    expect(readFileSync(output, 'utf8')).toMatch(/\r\nalice@example\.test,valid,/);
+  }, 120_000);
+
+  it('says so when nothing answers at the address', async () => {
+    const input = path.join(dir, 'nobody.txt');
+    writeFileSync(input, 'alice@example.test\n');
+    const run = await runProcess('bin/verify-list.ts', [input], {
+      VERIFY_URL: `http://127.0.0.1:${await freePort()}`,
+      VERIFY_API_KEY: key,
+    });
+    expect(run.code).toBe(1);
+    expect(run.output).toMatch(/nothing answers there \(is the verification service running\?/);
   }, 120_000);
 
   it('fails with the service message for a bad key', async () => {
