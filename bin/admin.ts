@@ -17,7 +17,8 @@ import type { Runtime } from '../shared/runtime.js';
 import { bootRuntime, cliLogger, configOrExit } from '../roles/process.js';
 
 const USAGE = `Usage: npm run admin -- <command>
-  keys create --user NAME [--plan authenticated|premium] [--scopes qa:write,verify,admin] [--name TEXT] [--json]
+  keys create --user NAME [--plan ${PLANS.join('|')}] [--scopes ${SCOPES.join(',')}] [--name TEXT] [--json]
+                                 (default: authenticated, qa:write)
   keys list [--json]
   keys revoke ID
   users create NAME [--display-name TEXT]

@@ -3,7 +3,7 @@ import { buildVerifyApp } from '../../services/verify/app.js';
 import { requireScope } from '../../services/http/auth.js';
 import { buildQaApp } from '../../services/qa/app.js';
 import { createApiKey } from '../../shared/access/admin.js';
-import type { Scope } from '../../shared/access/keys.js';
+import { PLANS, SCOPES, type Scope } from '../../shared/access/keys.js';
 import { apiKeys } from '../../shared/db/schema/index.js';
 import { runProcess } from '../support/processes.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
@@ -137,5 +137,12 @@ describe('API keys and the admin CLI', { timeout: 120_000 }, () => {
     expect(noUser.output).toContain('No user named nobody');
     expect(badScope.code).toBe(2);
     expect(badScope.output).toContain('--scopes must be from');
+  });
+
+  // The usage offered qa:write,verify,admin: the webhooks scope (docs/webhooks.md), which the panel offers, was missing.
+  it('names every scope and plan in its usage', async () => {
+    const usage = await admin();
+    expect(usage.output).toContain(`--scopes ${SCOPES.join(',')}`);
+    expect(usage.output).toContain(`--plan ${PLANS.join('|')}`);
   });
 });
