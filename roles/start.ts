@@ -85,13 +85,37 @@ export async function startRoles(argv: string[] = process.argv.slice(2)): Promis
   logger.info(whereThingsAre(config, role), 'ready');
 
   // Stop intake first (servers, then workers drain their running jobs), then close Redis and PostgreSQL.
-  closeWithGrace({ delay: config.shutdownTimeoutMs + 2000 }, async ({ signal, err }) => {
-    if (err) logger.error({ err }, 'shutting down after an error');
-    else logger.info({ signal }, 'shutting down');
-    await Promise.all(servers.map((s) => s.close()));
-    await pool?.close(config.shutdownTimeoutMs);
-    await runtime.close();
-    redis.child?.kill('SIGTERM');
-    logger.info('stopped');
-  });
+  let stopSignal: NodeJS.Signals | undefined;
+  const grace = closeWithGrace(
+    { delay: config.shutdownTimeoutMs + 2000, skip: [...STOP_SIGNALS] },
+    async ({ signal, err }) => {
+      if (err) logger.error({ err }, 'shutting down after an error');
+      else logger.info({ signal: signal ?? stopSignal }, 'shutting down');
+      await Promise.all(servers.map((s) => s.close()));
+      await pool?.close(config.shutdownTimeoutMs);
+      await runtime.close();
+      redis.child?.kill('SIGTERM');
+      logger.info('stopped');
+    },
+  );
+  // SIGINT and SIGTERM are ours rather than close-with-grace's, which exits at once on a second signal. Ctrl-C on
+  // `npm start` sends SIGINT to npm and to this process together, and npm forwards its own copy here: that copy
+  // arrived as a "second SIGINT" and, about one time in five, cut the graceful shutdown short (exit 1, jobs not
+  // drained, the embedded database not closed). A second signal within SECOND_SIGNAL_WINDOW_MS is taken for that
+  // copy; a later one (the user insisting) still exits at once.
+  let firstSignalAt: number | undefined;
+  const onStopSignal = (signal: NodeJS.Signals) => {
+    if (firstSignalAt === undefined) {
+      firstSignalAt = Date.now();
+      stopSignal = signal;
+      void grace.close();
+    } else if (Date.now() - firstSignalAt >= SECOND_SIGNAL_WINDOW_MS) {
+      logger.error({ signal }, `second ${signal}, exiting`);
+      process.exit(1);
+    }
+  };
+  for (const signal of STOP_SIGNALS) process.on(signal, onStopSignal);
 }
+
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+const SECOND_SIGNAL_WINDOW_MS = 1000;

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../support/processes.js';
+import { ROOT, startProcess } from '../support/processes.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 
 // `npm start` as a user runs it, stopped by a SIGTERM to npm's own pid (a process manager, `kill <pid>`): the
@@ -56,5 +56,37 @@ describe('npm start stopped with SIGTERM', () => {
       if (!ended) process.kill(-npm.pid!, 'SIGKILL');
     }
     expect(output).toMatch(/"signal":"SIGTERM","msg":"shutting down"/);
+  }, 90_000);
+});
+
+// Ctrl-C on `npm start`: the terminal sends SIGINT to npm and to the server, and npm forwards its copy to the
+// server, which saw a "second SIGINT" and exited at once (exit 1, no graceful stop) whenever the copy came in after
+// the shutdown had begun. Here the copy is sent as soon as the shutdown has begun.
+describe('a second SIGINT right after the first (Ctrl-C through npm)', () => {
+  let runtime: TestRuntime;
+
+  beforeAll(async () => {
+    runtime = await createTestRuntime();
+  });
+  afterAll(() => runtime?.close());
+
+  it('does not cut the graceful shutdown short', async () => {
+    const server = startProcess('bin/start.ts', ['--role', 'qa'], {
+      ...runtime.env,
+      QA_PORT: '0',
+      DEMO_DATA: 'false',
+    });
+    try {
+      await server.waitFor(/"msg":"ready"/);
+      server.child.kill('SIGINT');
+      await server.waitFor(/"msg":"shutting down"/);
+      server.child.kill('SIGINT');
+      const code = await server.exited;
+      expect(server.output()).not.toMatch(/second SIGINT/);
+      expect(server.output()).toMatch(/"msg":"stopped"/);
+      expect(code).toBe(0);
+    } finally {
+      if (server.child.exitCode === null) server.child.kill('SIGKILL');
+    }
   }, 90_000);
 });
