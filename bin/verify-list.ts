@@ -10,8 +10,9 @@ import { parseArgs } from 'node:util';
  *
  * Uploads a CSV (or a .txt of one address per line) to the verification service's POST /lists, shows the list's
  * progress (a bar on a terminal, a line per change otherwise), then downloads the results as CSV: the uploaded
- * columns followed by the result fields. VERIFY_URL (default http://localhost:$VERIFY_PORT, 3001) names the service; the key
- * comes from --key or VERIFY_API_KEY. Exit code 0 when the list completed, 1 otherwise.
+ * columns followed by the result fields. VERIFY_URL (default http://localhost:$VERIFY_PORT, 3001) names the service;
+ * the key comes from --key or VERIFY_API_KEY; the list is named after the file unless --name says otherwise. Exit
+ * code 0 when the list completed, 1 otherwise.
  */
 
 const USAGE =
@@ -110,7 +111,8 @@ function show(list: List, previous: string | null): string {
 }
 
 const query = new URLSearchParams();
-if (values.name) query.set('name', values.name);
+// Without --name the list is named after its file, so that GET /lists tells one upload from another.
+query.set('name', (values.name ?? path.basename(file)).slice(0, 200));
 if (values['email-column']) query.set('email_column', values['email-column']);
 const type = /\.txt$/i.test(file) ? 'text/plain' : 'text/csv';
 const created = await call(

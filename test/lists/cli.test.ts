@@ -56,6 +56,12 @@ describe('npm run verify:list', () => {
     expect(lines[0]).toMatch(/^name,email,status,/);
     expect(lines[1]).toMatch(/^Ann,alice@example\.test,valid,/);
     expect(lines[2]).toMatch(/^Bob,bob@example\.test,invalid,/);
+    // Named after its file (it was unnamed, "", in GET /lists).
+    const id = /list ([a-z2-7]{24}):/.exec(run.stdout)![1]!;
+    const [list] = await runtime.database.query<{ name: string }>(
+      sql`SELECT name FROM verification_lists WHERE id = ${id}`,
+    );
+    expect(list!.name).toBe('contacts.csv');
   }, 120_000);
 
   // The README changes the service's port with VERIFY_PORT; the CLI, which used to try 3001 whatever that said,
