@@ -11,7 +11,10 @@ describe('numbers written as text', () => {
   let app: HttpApp;
 
   beforeAll(async () => {
-    app = createHttpApp({ bodyLimitBytes: 1 << 20, trustProxy: false, requestTimeoutMs: 120_000 }, createLogger('silent'));
+    app = createHttpApp(
+      { bodyLimitBytes: 1 << 20, trustProxy: false, requestTimeoutMs: 120_000 },
+      createLogger('silent'),
+    );
     await app.register(formbody);
     const echo = async (request: { query: unknown; params: unknown; body?: unknown }) => ({
       query: request.query,

@@ -10,7 +10,10 @@ describe('query parameters a route does not declare', () => {
   let app: HttpApp;
 
   beforeAll(async () => {
-    app = createHttpApp({ bodyLimitBytes: 1 << 20, trustProxy: false, requestTimeoutMs: 120_000 }, createLogger('silent'));
+    app = createHttpApp(
+      { bodyLimitBytes: 1 << 20, trustProxy: false, requestTimeoutMs: 120_000 },
+      createLogger('silent'),
+    );
     const echo = async (request: { query: unknown }) => ({ query: request.query });
     app.get('/open', { schema: { querystring: Type.Object({ page: Type.Optional(Type.Integer()) }) } }, echo);
     app.get(
