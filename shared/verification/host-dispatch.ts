@@ -139,12 +139,20 @@ export function createHostDispatch(opts: HostDispatchOptions): HostDispatch {
   // persistence, or failed over to a replica that had not caught up) and with it the pending work of every request
   // waiting here: that work is pushed again, so the requests are answered instead of waiting for their deadlines.
   // (An item a drainer was probing then is answered twice; the second answer finds nobody waiting.)
+  // Only a marker known to have been written says anything when missing: the first write may fail (a connection
+  // without an offline queue, not ready yet), and is tried again at each check until it lands.
   const marker = `${opts.keyPrefix}dispatch-alive:${randomUUID()}`;
   const markerTtlMs = LOST_MARKER_CHECKS * timers.reAddMs;
-  void commands.set(marker, '1', 'PX', markerTtlMs).catch(() => {}); // missing at the first check: nothing waits
-  async function pushAgainIfLost(): Promise<void> {
-    if ((await commands.set(marker, '1', 'PX', markerTtlMs, 'XX')) === 'OK') return;
+  let markerWritten = false;
+  const writeMarker = async (): Promise<void> => {
     await commands.set(marker, '1', 'PX', markerTtlMs);
+    markerWritten = true;
+  };
+  void writeMarker().catch(() => {});
+  async function pushAgainIfLost(): Promise<void> {
+    if (!markerWritten) return writeMarker();
+    if ((await commands.set(marker, '1', 'PX', markerTtlMs, 'XX')) === 'OK') return;
+    await writeMarker();
     const now = Date.now();
     const again = [...waiting].flatMap(({ host, lane, pending }) => {
       const items = [...pending].filter((i) => i.answerBy > now);

@@ -136,11 +136,12 @@ return 1
 `;
 
 // Items nobody waits for any more (their list was cancelled) off both pending lists, so that they are never probed;
-// what a drainer has already taken finishes. Returns how many were still pending.
+// what a drainer has already taken finishes. Every copy goes (an item pushed again after a suspected loss of Redis's
+// data may be pending twice). Returns how many were still pending.
 const WITHDRAW = `
 local n = 0
 for i = 1, #ARGV do
-  n = n + redis.call('LREM', KEYS[1], 1, ARGV[i]) + redis.call('LREM', KEYS[2], 1, ARGV[i])
+  n = n + redis.call('LREM', KEYS[1], 0, ARGV[i]) + redis.call('LREM', KEYS[2], 0, ARGV[i])
 end
 return n
 `;

@@ -1,4 +1,5 @@
 import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHostQueue, type HostWorkItem } from '../../shared/verification/host-queue.js';
 import type { VerificationResult, VerifierOptions } from '../../shared/verification/types.js';
@@ -415,6 +416,10 @@ describe('the host work lost with Redis’s data', () => {
       const asked = Date.now();
       const answer = requester.verifyDomainGroup(['cid@order.test', 'dee@order.test'], asked + 30_000);
       await vi.waitFor(async () => expect(await queue.getWaiting()).toHaveLength(1), { timeout: 10_000 });
+      await vi.waitFor(
+        async () => expect(await store.redis.keys(`${opts.keyPrefix}dispatch-alive:*`)).toHaveLength(1),
+        { timeout: 10_000 },
+      );
       // Redis restarted empty, as far as this deployment's keys go: the pending items, the host's claim, its job
       // and the requester's marker are gone.
       let cursor = '0';
@@ -434,6 +439,30 @@ describe('the host work lost with Redis’s data', () => {
       await queue.close();
     }
   }, 60_000);
+});
+
+describe('the marker of a verifier whose connection was not ready', () => {
+  it('is written at a later check, without taking the pending work for lost', async () => {
+    // A connection without an offline queue, as the deployments' are: the marker's first write fails.
+    const cold = new Redis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', { enableOfflineQueue: false });
+    const opts = options({ failoverMs: 1000, redis: cold });
+    const requester = createVerifier({ ...opts, drainConcurrency: 0 });
+    try {
+      // The request comes once the connections are up, as a job reaches a worker that has started.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const answer = requester.verifyDomainGroup(['eve@order.test', 'fay@order.test'], Date.now() + 4000);
+      // Three checks later: the two items wait once each, nothing was pushed again.
+      await new Promise((resolve) => setTimeout(resolve, 3500));
+      const pending = await store.redis.keys(`${opts.keyPrefix}host-work:*:sync`);
+      expect(pending).toHaveLength(1);
+      expect(await store.redis.llen(pending[0]!)).toBe(2);
+      expect(await store.redis.keys(`${opts.keyPrefix}dispatch-alive:*`)).toHaveLength(1);
+      await answer;
+    } finally {
+      await requester.close();
+      cold.disconnect();
+    }
+  }, 30_000);
 });
 
 describe('a drainer SIGKILLed mid-probe', () => {
