@@ -1,23 +1,42 @@
-import { arrayLiteral } from '../db/bulk/array-literal.js';
+import os from 'node:os';
 import { BatchInserter } from '../db/bulk/insert.js';
 import { SearchVectors } from '../db/bulk/search-vectors.js';
 import type { BulkSession } from '../db/bulk/session.js';
+import {
+  BLOCK_COLUMNS,
+  BLOCK_QUESTIONS,
+  blockIds,
+  blockStarts,
+  generateBlock,
+  newTally,
+  QUESTION_COLUMNS,
+  RowSink,
+  START,
+  type BlockStart,
+  type BlockTable,
+  type BlockText,
+  type DemoContext,
+  type Tally,
+} from './block.js';
 import { makeUser } from './people.js';
 import { Random } from './prng.js';
 import { slugify } from './slug.js';
-import { answerBody, commentText, questionBody, questionTitle } from './text.js';
-import { TOPICS, type Topic } from './topics.js';
+import { TOPICS } from './topics.js';
+import { GeneratorWorker } from './workers.js';
 
 /**
- * Writes a demo dataset of `questions` questions through bulk inserts. Every value comes from one seeded PRNG
- * consumed in a fixed order and every date from a fixed calendar, so the same options give the same rows.
- * Ids are assigned here (the tables must be empty) so that references need no round trip; counters are
- * computed here too, so the final agora_recount() only has per-user, per-tag and per-category totals to fill.
+ * Writes a demo dataset of `questions` questions through bulk inserts. Every value comes from seeded PRNG streams
+ * (one per block of questions, block.ts, and one for the users) and every date from a fixed calendar, so the same
+ * options give the same rows, whichever thread generated them. Ids are assigned here (the tables must be empty) so
+ * that references need no round trip; counters are computed here too, so the final agora_recount() only has
+ * per-user, per-tag and per-category totals to fill.
  */
 export interface DemoOptions {
   questions: number;
   seed?: number;
   batchSize?: number;
+  /** Questions per block (block.ts); the default, BLOCK_QUESTIONS, is part of what the seed's rows depend on. */
+  blockQuestions?: number;
 }
 
 export interface DemoCounts {
@@ -30,17 +49,14 @@ export interface DemoCounts {
   votes: number;
 }
 
-const END = Date.UTC(2025, 5, 1);
-const SPAN = 2 * 365 * 86_400_000;
-const START = END - SPAN;
-const HOUR = 3_600_000;
+type SlugOf = (base: string, id: number) => string;
+type Loaded = { tally: Tally; rows: Record<BlockTable, number> };
 
 /** How many users a dataset of n questions gets: enough distinct voters for the most voted post. */
 export const usersFor = (questions: number) => Math.max(40, Math.ceil(questions / 4));
 
 export async function generateDemo(session: BulkSession, options: DemoOptions): Promise<DemoCounts> {
   const seed = options.seed ?? 20_240_601;
-  const random = new Random(seed);
   const batchSize = options.batchSize ?? 2000;
   const ins = (table: string, cols: ConstructorParameters<typeof BatchInserter>[2]) =>
     new BatchInserter(session, table, cols, { batchSize });
@@ -64,9 +80,6 @@ export async function generateDemo(session: BulkSession, options: DemoOptions): 
     { name: 'created_at', type: D },
   ]);
   const userCount = usersFor(options.questions);
-  // Written into users.questions_count / answers_count, so that the final recount finds nothing to update.
-  const questionsBy = new Int32Array(userCount + 1);
-  const answersBy = new Int32Array(userCount + 1);
   const tagIds = new Map<string, number>();
   for (const [k, topic] of TOPICS.entries()) {
     await categories.add([
@@ -92,198 +105,26 @@ export async function generateDemo(session: BulkSession, options: DemoOptions): 
   await categories.flush();
   await tags.flush();
 
-  const questions = ins('questions', [
-    { name: 'id', type: I },
-    { name: 'title', type: T },
-    { name: 'slug', type: T },
-    { name: 'content', type: T },
-    { name: 'author_id', type: I },
-    { name: 'category_id', type: I },
-    { name: 'votes', type: I },
-    { name: 'views', type: I },
-    { name: 'answers_count', type: I },
-    { name: 'has_accepted', type: 'bool' },
-    { name: 'tag_names', type: 'text[]' },
-    { name: 'created_at', type: D },
-    { name: 'updated_at', type: D },
-    { name: 'search_vector', type: 'tsvector' },
-  ]);
-  // With the question's sort keys (migration 0009), so that the load needs no per-row lookup to fill them.
-  const questionTags = ins('question_tags', [
-    { name: 'question_id', type: I },
-    { name: 'tag_id', type: I },
-    { name: 'created_at', type: D },
-    { name: 'votes', type: I },
-    { name: 'views', type: I },
-    { name: 'answers_count', type: I },
-  ]);
-  const answers = ins('answers', [
-    { name: 'id', type: I },
-    { name: 'question_id', type: I },
-    { name: 'author_id', type: I },
-    { name: 'content', type: T },
-    { name: 'votes', type: I },
-    { name: 'is_accepted', type: 'bool' },
-    { name: 'accepted_at', type: D },
-    { name: 'created_at', type: D },
-    { name: 'updated_at', type: D },
-    { name: 'search_vector', type: 'tsvector' },
-  ]);
-  // Triggers are off during the load: the search vectors come with the rows (migration 0017).
-  const vectors = new SearchVectors(session);
-  const comments = ins('comments', [
-    { name: 'id', type: I },
-    { name: 'question_id', type: I },
-    { name: 'answer_id', type: I },
-    { name: 'author_id', type: I },
-    { name: 'content', type: T },
-    { name: 'votes', type: I },
-    { name: 'created_at', type: D },
-  ]);
-  const votes = new BatchInserter(
-    session,
-    'votes',
-    [
-      { name: 'user_id', type: I },
-      { name: 'question_id', type: I },
-      { name: 'answer_id', type: I },
-      { name: 'value', type: 'smallint' },
-      { name: 'created_at', type: D },
-    ],
-    { batchSize: batchSize * 4 },
-  );
-
-  // Active users write most posts: an author is drawn with a bias towards low ids.
-  const author = () => 1 + Math.floor(userCount * random.next() ** 2.2);
-  const topicOf = () => TOPICS[Math.floor(TOPICS.length * random.next() ** 1.4)]!;
+  const ctx: DemoContext = {
+    seed,
+    questions: options.questions,
+    users: userCount,
+    block: options.blockQuestions ?? BLOCK_QUESTIONS,
+  };
+  const starts = blockStarts(ctx);
   // Only bare slugs are remembered: a suffixed one (`-<id>`) is unique by construction, and the number of distinct
-  // titles is bounded by the vocabulary, so this set stops growing however many questions are seeded.
+  // titles is bounded by the vocabulary, so this set stops growing however many questions are seeded. Given in
+  // question order, block after block, so the first question of a title gets the bare slug.
   const usedSlugs = new Set<string>();
-  let answerId = 0;
-  let commentId = 0;
-
-  /** Vote rows for one post, by distinct users other than its author; returns the score they sum to. */
-  const castVotes = async (
-    target: { question?: number; answer?: number },
-    authorId: number,
-    created: number,
-    hot: boolean,
-  ) => {
-    let score = random.geometric(hot ? 3 : 1.2);
-    if (random.chance(0.08)) score = -1 - random.geometric(0.5);
-    if (hot && random.chance(0.02)) score += random.int(20, 120);
-    let down = (score < 0 ? -score : 0) + random.geometric(0.25);
-    let up = score + down;
-    const room = userCount - 1;
-    if (up + down > room) {
-      up = Math.min(up, room);
-      down = Math.min(down, room - up);
-    }
-    const start = random.int(0, userCount - 1);
-    let j = 0;
-    for (let n = 0; n < up + down; n++, j++) {
-      let voter = ((start + j) % userCount) + 1;
-      if (voter === authorId) voter = ((start + ++j) % userCount) + 1;
-      const when = new Date(created + HOUR * (1 + random.geometric(48)));
-      await votes.add([voter, target.question ?? null, target.answer ?? null, n < up ? 1 : -1, when]);
-    }
-    return up - down;
-  };
-
-  const addComments = async (
-    target: { question?: number; answer?: number },
-    topic: Topic,
-    created: number,
-    mean: number,
-  ) => {
-    const n = random.geometric(mean);
-    for (let k = 0; k < n; k++) {
-      const when = new Date(created + HOUR * (1 + random.geometric(24)) + k * 60_000);
-      await comments.add([
-        ++commentId,
-        target.question ?? null,
-        target.answer ?? null,
-        author(),
-        commentText(random, topic),
-        random.geometric(0.3),
-        when,
-      ]);
-    }
-  };
-
-  for (let id = 1; id <= options.questions; id++) {
-    const topic = topicOf();
-    const categoryId = TOPICS.indexOf(topic) + 1;
-    const created = START + Math.floor((SPAN * (id - 1)) / options.questions) + random.int(0, 59_000);
-    const title = questionTitle(random, topic);
-    const base = slugify(title) || 'question';
+  const slugOf = (base: string, id: number) => {
     const slug = usedSlugs.has(base) ? `${base}-${id}` : base;
     usedSlugs.add(base);
-    const authorId = author();
-    questionsBy[authorId]!++;
-    const names = random.sample(
-      topic.tags.map(([name]) => name),
-      1 + Math.min(4, random.geometric(0.9)),
-      1.5,
-    );
-    if (random.chance(0.05)) names.push(random.pick(random.pick(TOPICS).tags)[0]);
-    const tagNames = [...new Set(names)].sort();
-    const content = questionBody(random, topic);
-    const hot = random.chance(0.05);
+    return slug;
+  };
+  const { tally, rows } = session.copy
+    ? await loadOnWorkers(session, ctx, starts, slugOf)
+    : await loadHere(session, ctx, starts, slugOf, batchSize);
 
-    const answerCount = random.chance(0.2) ? 0 : Math.min(30, 1 + random.geometric(hot ? 4 : 1));
-    const answerRows: Array<{ id: number; author: number; created: number; content: string }> = [];
-    for (let k = 0; k < answerCount; k++) {
-      const answerAuthor = author();
-      answersBy[answerAuthor]!++;
-      answerRows.push({
-        id: ++answerId,
-        author: answerAuthor,
-        created: created + HOUR * (1 + random.geometric(20)),
-        content: answerBody(random, topic),
-      });
-    }
-    const accepted = answerCount > 0 && random.chance(0.55) ? random.int(0, answerCount - 1) : -1;
-    const score = await castVotes({ question: id }, authorId, created, hot);
-    const views = 10 + random.geometric(60) + Math.max(0, score) * 25 + answerCount * 15;
-    const updated = random.chance(0.2) ? created + HOUR * random.int(1, 500) : created;
-    await questions.add([
-      id,
-      title,
-      slug,
-      content,
-      authorId,
-      categoryId,
-      score,
-      views,
-      answerCount,
-      accepted >= 0,
-      arrayLiteral(tagNames),
-      new Date(created),
-      new Date(updated),
-      await vectors.question(title, tagNames, content),
-    ]);
-    for (const name of tagNames)
-      await questionTags.add([id, tagIds.get(name)!, new Date(created), score, views, answerCount]);
-    await addComments({ question: id }, topic, created, 0.8);
-
-    for (const [k, a] of answerRows.entries()) {
-      const answerScore = await castVotes({ answer: a.id }, a.author, a.created, hot || k === accepted);
-      await answers.add([
-        a.id,
-        id,
-        a.author,
-        a.content,
-        answerScore,
-        k === accepted,
-        k === accepted ? new Date(a.created) : null,
-        new Date(a.created),
-        new Date(a.created),
-        await vectors.answer(a.content),
-      ]);
-      await addComments({ answer: a.id }, topic, a.created, 0.5);
-    }
-  }
   // Users last, with their post counts (known only now), from a PRNG stream of their own.
   const people = new Random((seed ^ 0x9e3779b9) >>> 0);
   const users = ins('users', [
@@ -313,23 +154,127 @@ export async function generateDemo(session: BulkSession, options: DemoOptions): 
       u.gold,
       u.silver,
       u.bronze,
-      questionsBy[i]!,
-      answersBy[i]!,
+      tally.questionsBy[i]!,
+      tally.answersBy[i]!,
       joined,
     ]);
   }
   await users.flush();
-
-  // Foreign-key checks are triggers, off during the load: batches may land in any order inside the transaction.
-  for (const batch of [questions, questionTags, answers, comments, votes]) await batch.flush();
 
   return {
     users: userCount,
     categories: TOPICS.length,
     tags: tagIds.size,
     questions: options.questions,
-    answers: answerId,
-    comments: commentId,
-    votes: votes.written,
+    answers: rows.answers,
+    comments: rows.comments,
+    votes: rows.votes,
+  };
+}
+
+const TABLES = Object.keys(BLOCK_COLUMNS) as BlockTable[];
+const names = (columns: readonly { name: string }[]) => columns.map((c) => c.name);
+
+/**
+ * The COPY path: blocks generated on one thread per core, written here in block order (the slugs depend on it)
+ * by COPY on the transaction's connection. A thread is one block ahead at most, so memory stays flat.
+ */
+async function loadOnWorkers(
+  session: BulkSession,
+  ctx: DemoContext,
+  starts: BlockStart[],
+  slugOf: SlugOf,
+): Promise<Loaded> {
+  const workers = Array.from(
+    { length: Math.min(os.availableParallelism(), starts.length) },
+    () => new GeneratorWorker(session, ctx),
+  );
+  const rows = { question_tags: 0, answers: 0, comments: 0, votes: 0 };
+  const pending: Array<Promise<BlockText> | undefined> = [];
+  let asked = 0;
+  let written: Promise<unknown> = Promise.resolve();
+  try {
+    for (let block = 0; block < starts.length; block++) {
+      for (; asked < Math.min(starts.length, block + workers.length + 1); asked++) {
+        const out = workers[asked % workers.length]!.block(asked, starts[asked]!);
+        out.catch(() => {}); // awaited below, in order
+        pending[asked] = out;
+      }
+      const out = await pending[block]!;
+      pending[block] = undefined;
+      await written;
+      written = writeBlock(session, ctx, block, out, slugOf, rows);
+    }
+    await written;
+    const tallies = await Promise.all(workers.map((w) => w.tally()));
+    const tally = newTally(ctx.users);
+    for (const t of tallies) {
+      for (let i = 0; i <= ctx.users; i++) {
+        tally.questionsBy[i]! += t.questionsBy[i]!;
+        tally.answersBy[i]! += t.answersBy[i]!;
+      }
+    }
+    return { tally, rows };
+  } finally {
+    await written.catch(() => {});
+    await Promise.all(workers.map((w) => w.close()));
+  }
+}
+
+/** Sends a block's COPYs; resolves when PostgreSQL has them all. */
+async function writeBlock(
+  session: BulkSession,
+  ctx: DemoContext,
+  block: number,
+  out: BlockText,
+  slugOf: SlugOf,
+  rows: Record<BlockTable, number>,
+): Promise<void> {
+  const { first } = blockIds(ctx, block);
+  let questions = '';
+  for (let i = 0; i < out.bases.length; i++)
+    questions += slugOf(out.bases[i]!, first + i) + out.questionRows[i]!;
+  const sent = [
+    session.copy!('questions', names(QUESTION_COLUMNS), questions).then(() =>
+      session.progress?.add('questions', out.bases.length),
+    ),
+    ...TABLES.map((table) =>
+      session.copy!(table, names(BLOCK_COLUMNS[table]), out.text[table]).then(() => {
+        rows[table] += out.rows[table];
+        session.progress?.add(table, out.rows[table]);
+      }),
+    ),
+  ];
+  // Every COPY settled before a failure goes up: the rollback must not overtake a COPY still on the connection.
+  const failed = (await Promise.allSettled(sent)).find((r) => r.status === 'rejected');
+  if (failed) throw failed.reason;
+}
+
+/** The embedded database's path (no COPY): blocks generated here, one after the other, and inserted. */
+async function loadHere(
+  session: BulkSession,
+  ctx: DemoContext,
+  starts: BlockStart[],
+  slugOf: SlugOf,
+  batchSize = 2000,
+): Promise<Loaded> {
+  const vectors = new SearchVectors(session);
+  const tally = newTally(ctx.users);
+  const questions = new BatchInserter(session, 'questions', QUESTION_COLUMNS, { batchSize });
+  const inserters = Object.fromEntries(
+    TABLES.map((t) => [t, new BatchInserter(session, t, BLOCK_COLUMNS[t], { batchSize })]),
+  ) as Record<BlockTable, BatchInserter>;
+  for (const [block, start] of starts.entries()) {
+    const sink = new RowSink();
+    await generateBlock(ctx, block, start, vectors, sink, tally);
+    for (const [base, cells] of sink.questions)
+      await questions.add([slugOf(base, cells[0] as number), ...cells]);
+    for (const table of TABLES) for (const cells of sink.rows[table]) await inserters[table].add(cells);
+  }
+  await questions.flush();
+  for (const table of TABLES) await inserters[table].flush();
+  return {
+    tally,
+    rows: Object.fromEntries(TABLES.map((t) => [t, inserters[t].written])) as Record<BlockTable, number>,
   };
 }
