@@ -260,6 +260,21 @@ describe('admin panel', () => {
       expect((await revoke()).statusCode).toBe(404);
     });
 
+    it('answers a key id past int4 as unknown (404) and one not in decimal digits as a 400, never a 500', async () => {
+      const { jar, csrf } = await signIn(app);
+      const revoke = (id: string) =>
+        app.inject({
+          method: 'POST',
+          url: `/admin/keys/${id}/revoke`,
+          headers: { ...FORM, ...jar.header },
+          payload: form({ _csrf: csrf }),
+        });
+      for (const id of ['2147483648', '99999999999', '9007199254740991'])
+        expect({ id, status: (await revoke(id)).statusCode }).toEqual({ id, status: 404 });
+      for (const id of ['1e3', '0x10', '1.5', '-1', '0', '9'.repeat(30)])
+        expect({ id, status: (await revoke(id)).statusCode }).toEqual({ id, status: 400 });
+    });
+
     it('rejects bad input with a 400 page and escapes what it shows', async () => {
       const { jar, csrf } = await signIn(app);
       const post = async (fields: Record<string, string | string[]>) => {

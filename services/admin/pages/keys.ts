@@ -192,7 +192,8 @@ export async function keysPages(app: FastifyInstance, { deps, sessions }: AdminC
   });
 
   app.post<{ Params: { id: string } }>('/admin/keys/:id/revoke', async (request, reply) => {
-    const id = Number(request.params.id);
+    // Decimal digits only (as every id of the API): `1e3` or `0x10` is not a key id.
+    const id = /^[0-9]{1,20}$/.test(request.params.id) ? Number(request.params.id) : NaN;
     if (!Number.isSafeInteger(id) || id <= 0)
       return render(request, reply, 400, { kind: 'error', text: 'Unknown key id.' });
     const revoked = await keys.revoke(id);

@@ -1,5 +1,6 @@
 import { and, desc, eq, isNull, sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
+import { isInt4Id } from '../int4.js';
 import { apiKeys, users } from '../schema/index.js';
 import type { Plan, Scope } from '../../access/keys.js';
 
@@ -66,6 +67,8 @@ export function apiKeysRepository(db: Db) {
 
     /** True when a live key was revoked; revoking twice or an unknown id changes nothing. */
     async revoke(id: number): Promise<boolean> {
+      // An id past int4 names no key (PostgreSQL would refuse it as a parameter).
+      if (!isInt4Id(id)) return false;
       const revoked = await db
         .update(apiKeys)
         .set({ revokedAt: sql`now()` })
