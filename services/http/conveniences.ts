@@ -65,13 +65,19 @@ function isPublicRead(request: FastifyRequest, corsPaths: (path: string) => bool
  */
 export const conveniencesPlugin = fp<ConveniencesOptions>(
   async (app: FastifyInstance, options) => {
-    methodNotAllowed(app);
+    const corsPaths = options.corsPaths ?? (() => true);
+    // A preflight CORS answers: a public read's (strict preflight: Origin and Access-Control-Request-Method).
+    const corsAnswers = (request: FastifyRequest) =>
+      options.corsOrigins.length > 0 &&
+      request.headers.origin !== undefined &&
+      request.headers['access-control-request-method'] !== undefined &&
+      isPublicRead(request, corsPaths);
+    methodNotAllowed(app, corsAnswers);
 
     // Route-level onSend hooks run last, so ETags, the read cache and rate-limit headers see the plain body.
     await app.register(compress, { encodings: ['br', 'gzip', 'deflate'] });
 
     if (options.corsOrigins.length > 0) {
-      const corsPaths = options.corsPaths ?? (() => true);
       const allowed = {
         origin: options.corsOrigins.includes('*') ? '*' : options.corsOrigins,
         methods: READ_METHODS,

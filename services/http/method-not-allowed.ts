@@ -1,5 +1,5 @@
 import FindMyWay from 'find-my-way';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../shared/errors.js';
 
 export class MethodNotAllowedError extends AppError {
@@ -16,9 +16,13 @@ const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as 
  * 405 Method Not Allowed with an Allow header when the path exists under another method (RFC 9110 §15.5.6), where
  * Fastify would answer 404. Fastify's router cannot be asked "which methods match this path", so a second router
  * learns every route's method and URL (same options as services/http/server.ts) and is only consulted for requests
- * that matched nothing. Match-everything routes (CORS preflight's `*`) are left out: they would allow everything.
+ * that matched nothing, or an OPTIONS request that only CORS preflight's `*` matched and that CORS does not answer
+ * (`corsAnswers`). Match-everything routes are left out of the Allow list: they would allow everything.
  */
-export function methodNotAllowed(app: FastifyInstance): void {
+export function methodNotAllowed(
+  app: FastifyInstance,
+  corsAnswers: (request: FastifyRequest) => boolean = () => false,
+): void {
   const router = FindMyWay({ ignoreTrailingSlash: true, maxParamLength: 1100 });
   app.addHook('onRoute', (route) => {
     if (route.url === '*' || route.url === '/*') return;
@@ -33,7 +37,11 @@ export function methodNotAllowed(app: FastifyInstance): void {
   });
 
   app.addHook('onRequest', async (request) => {
-    if (!request.is404) return;
+    // Every OPTIONS request matches CORS's match-everything route, whose handler answers 404 for what is not a
+    // preflight it serves: such a request is a wrong method on its path like any other (405 on a known path).
+    const unservedOptions =
+      request.method === 'OPTIONS' && request.routeOptions.url === '*' && !corsAnswers(request);
+    if (!request.is404 && !unservedOptions) return;
     const path = request.url.split('?')[0] ?? '/';
     const allowed = METHODS.filter((method) => {
       try {

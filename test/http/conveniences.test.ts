@@ -161,6 +161,27 @@ describe('HTTP conveniences: compression, CORS, 405, WWW-Authenticate, readable 
     const unknown = await qa.inject({ method: 'PUT', url: '/api/nothing-here' });
     expect(unknown.statusCode).toBe(404);
     expect(unknown.headers.allow).toBeUndefined();
+
+    // OPTIONS that is not a preflight CORS answers (CORS's `*` route matched it) is a wrong method too, as on
+    // the verification service; a public read's preflight is still CORS's 204.
+    const origin = { origin: 'https://reader.example' };
+    for (const headers of [{}, origin, { ...origin, 'access-control-request-method': 'POST' }]) {
+      const options = await qa.inject({ method: 'OPTIONS', url: '/api/questions/12', headers });
+      expect({ headers, status: options.statusCode, allow: options.headers.allow }).toEqual({
+        headers,
+        status: 405,
+        allow: 'GET, HEAD, PATCH',
+      });
+      expect(options.json()).toMatchObject({ error: true, code: 405 });
+    }
+    const preflight = await qa.inject({
+      method: 'OPTIONS',
+      url: '/api/questions/12',
+      headers: { ...origin, 'access-control-request-method': 'GET' },
+    });
+    expect(preflight.statusCode).toBe(204);
+    expect((await qa.inject({ method: 'OPTIONS', url: '/api/nothing-here' })).statusCode).toBe(404);
+    expect((await verify.inject({ method: 'OPTIONS', url: '/verify' })).statusCode).toBe(405);
   });
 
   it('challenges with WWW-Authenticate on every 401', async () => {
