@@ -1,9 +1,11 @@
 import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { FastifyAdapter } from '@bull-board/fastify';
-import type { FastifyInstance } from 'fastify';
+import { ErrorCode, Job, type Queue } from 'bullmq';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { describeError, errorBody } from '../http/errors.js';
-import { QUEUE_NAMES } from '../../shared/queues/names.js';
+import { ValidationError } from '../../shared/errors.js';
+import { QUEUE_NAMES, type QueueName } from '../../shared/queues/names.js';
 import type { AdminDeps } from './deps.js';
 
 export const QUEUES_PATH = '/admin/queues';
@@ -33,16 +35,77 @@ export async function queuesBoard(secured: FastifyInstance, deps: AdminDeps): Pr
   serverAdapter.setErrorHandler((err: Error) => {
     // bull-board decodes query values a second time: a literal % (already decoded once) is a URIError.
     if (err instanceof URIError) return { status: 400, body: errorBody(400, 'Malformed URL') };
+    // BullMQ refuses an action on a job in the wrong state (promote a job that is not delayed, retry one that has
+    // not failed, a locked or vanished job) with an error carrying its negative ErrorCode: a conflict with the
+    // job's state (or a 404 for a job gone meanwhile), not a failure of the service.
+    const bullCode = (err as { code?: unknown }).code;
+    if (typeof bullCode === 'number' && bullCode < 0 && ErrorCode[bullCode] !== undefined) {
+      const gone = bullCode === ErrorCode.JobNotExist || bullCode === ErrorCode.ParentJobNotExist;
+      const status = gone ? 404 : 409;
+      return { status: status as BoardAnswer['status'], body: errorBody(status, err.message) };
+    }
     const { code, message } = describeError(err);
     if (code >= 500) deps.logger.error({ err }, 'queue board request failed');
     return { status: code as BoardAnswer['status'], body: errorBody(code, message) };
   });
   await secured.register(async (board) => {
     board.addHook('onSend', async (_request, reply, payload) => asErrorBody(reply.statusCode, payload));
+    board.addHook('preHandler', async (request) => checkBoardInput(request, deps));
     await board.register(serverAdapter.registerPlugin() as Parameters<FastifyInstance['register']>[0], {
       prefix: QUEUES_PATH,
     });
   });
+}
+
+/**
+ * What bull-board passes on to BullMQ unchecked, refused with a 400 before its handlers run:
+ * - the job list's `page` and `jobsPerPage` (bull-board takes any integer from 1; past 2^53 or multiplied past
+ *   Redis's 64-bit range they made a Redis error, a 500);
+ * - the options of a job added from the board, which BullMQ checks only as it adds the job and refuses with plain
+ *   errors (a custom id that is an integer or holds ':', a priority past 2^21 - 1, options used together…):
+ *   BullMQ's own check runs first here, so its message comes back as a 400.
+ */
+const BOARD_PAGING = { page: 1_000_000, jobsPerPage: 1000 } as const;
+
+function checkBoardInput(request: FastifyRequest, deps: AdminDeps): void {
+  const route = request.routeOptions.url ?? '';
+  if (route === `${QUEUES_PATH}/api/queues`) {
+    const query = request.query as Record<string, unknown>;
+    for (const [name, max] of Object.entries(BOARD_PAGING)) {
+      const value = query[name];
+      if (value === undefined) continue;
+      const n = typeof value === 'string' && /^[0-9]{1,7}$/.test(value) ? Number(value) : NaN;
+      if (!(n >= 1 && n <= max)) throw new ValidationError(`${name} must be an integer from 1 to ${max}`);
+    }
+  }
+  if (route === `${QUEUES_PATH}/api/queues/:queueName/add` && request.method === 'POST') {
+    const name = (request.params as { queueName?: string }).queueName ?? '';
+    if (!(QUEUE_NAMES as readonly string[]).includes(name)) return; // bull-board answers 404
+    const body = (request.body ?? {}) as { name?: unknown; data?: unknown; options?: unknown };
+    const problem = JobOptionsCheck.problem(
+      deps.queues.queue(name as QueueName),
+      body.name,
+      body.data,
+      body.options,
+    );
+    if (problem) throw new ValidationError(`Invalid job options: ${problem}`);
+  }
+}
+
+/** BullMQ's own validation of a job's options, run without adding the job. */
+class JobOptionsCheck extends Job {
+  static problem(queue: Queue, name: unknown, data: unknown, options: unknown): string | undefined {
+    if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options)))
+      return undefined; // bull-board's own schema refuses it
+    try {
+      const opts = { ...queue.defaultJobOptions, ...(options as object) };
+      const job = new JobOptionsCheck(queue, typeof name === 'string' ? name : '', data, opts, opts.jobId);
+      job.validateOptions(job.asJSON());
+      return undefined;
+    } catch (err) {
+      return err instanceof Error ? err.message : String(err);
+    }
+  }
 }
 
 /**

@@ -376,6 +376,67 @@ describe('admin panel', () => {
       expect(await refused('/admin/queues/api/queues?activeQueue=ping&status=bogus', 400)).toMatch(/status/);
       expect(await refused('/admin/queues/api/queues/nosuch/1', 404)).toMatch(/queue not found/i);
       expect(await refused('/admin/queues/api/queues/ping/nosuch', 404)).toMatch(/job not found/i);
+      // Paging past what Redis ranges hold was a Redis error (a 500): bounded, a 400.
+      for (const paging of [
+        'page=1&jobsPerPage=18446744073709551616',
+        'page=4611686018427387904&jobsPerPage=4',
+        'page=1e300&jobsPerPage=1',
+        'page=0x10',
+        'jobsPerPage=1001',
+      ])
+        expect(
+          await refused(`/admin/queues/api/queues?activeQueue=ping&status=failed&${paging}`, 400),
+        ).toMatch(/[pP]age must be an integer from 1 to/);
+      expect(
+        (
+          await app.inject({
+            url: '/admin/queues/api/queues?activeQueue=ping&status=failed&page=3&jobsPerPage=50',
+            headers: jar.header,
+          })
+        ).statusCode,
+      ).toBe(200);
+    });
+
+    it("refuses the queue board's job actions that BullMQ refuses with a 4xx, never a 500", async () => {
+      const { jar, csrf } = await signIn(app);
+      const act = (method: 'POST' | 'PUT', url: string, payload?: object) =>
+        app.inject({
+          method,
+          url: `/admin/queues/api/queues/ping/${url}`,
+          headers: { ...jar.header, 'x-csrf-token': csrf, 'content-type': 'application/json' },
+          payload: JSON.stringify(payload ?? {}),
+        });
+      // Options BullMQ checks only while adding the job: a custom id that is an integer or holds ':', a priority
+      // past 2^21 - 1, a float priority.
+      for (const options of [
+        { jobId: '123' },
+        { jobId: 'a:b' },
+        { priority: 99_999_999_999 },
+        { priority: 1.5 },
+      ]) {
+        const added = await act('POST', 'add', { name: 'fuzz', data: {}, options });
+        expect({ options, status: added.statusCode }).toEqual({ options, status: 400 });
+        expect(added.json()).toEqual({
+          error: true,
+          code: 400,
+          message: expect.stringMatching(/^Invalid job options: /),
+        });
+      }
+      // A job that is waiting, not delayed, cannot be promoted: a conflict with its state.
+      const added = await act('POST', 'add', {
+        name: 'fuzz',
+        data: {},
+        options: { jobId: 'board-promote-test' },
+      });
+      expect(added.statusCode).toBe(200);
+      const promoted = await act('PUT', 'board-promote-test/promote');
+      expect(promoted.statusCode).toBe(409);
+      expect(promoted.json()).toEqual({
+        error: true,
+        code: 409,
+        message: expect.stringMatching(/not in the delayed state/),
+      });
+      await act('PUT', 'board-promote-test/clean');
     });
   });
 
