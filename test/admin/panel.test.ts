@@ -422,6 +422,15 @@ describe('admin panel', () => {
           message: expect.stringMatching(/^Invalid job options: /),
         });
       }
+      // A delay past the double range parsed as Infinity, which Redis cannot store (a Lua error, a 500).
+      const infinite = await app.inject({
+        method: 'POST',
+        url: '/admin/queues/api/queues/ping/add',
+        headers: { ...jar.header, 'x-csrf-token': csrf, 'content-type': 'application/json' },
+        payload: '{"name": "fuzz", "data": {}, "options": {"delay": 1e309}}',
+      });
+      expect(infinite.statusCode).toBe(400);
+      expect(infinite.json().message).toMatch(/options\.delay is a number out of range/);
       // A job that is waiting, not delayed, cannot be promoted: a conflict with its state.
       const added = await act('POST', 'add', {
         name: 'fuzz',

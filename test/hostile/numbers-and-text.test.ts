@@ -57,6 +57,26 @@ describe('hostile numbers, text and types', () => {
     }
   });
 
+  it('a JSON number past the double range (1e309, 400 digits: ±Infinity once parsed) is a 400 naming it', async () => {
+    const raw = (url: string, payload: string) =>
+      world.app.inject({
+        method: 'POST',
+        url,
+        headers: { ...writer.auth, 'content-type': 'application/json' },
+        payload,
+      });
+    for (const number of ['1e309', '-1e309', '9'.repeat(400)]) {
+      const vote = await raw('/api/poll-vote.php', `{"poll_id": 1, "option_id": ${number}}`);
+      expect(expectErrorBody(vote, 400)).toBe('option_id is a number out of range (past ±1.8e308)');
+      const nested = await raw('/api/questions', `{"title": "t", "tags": [1, ${number}]}`);
+      expect(expectErrorBody(nested, 400)).toBe('tags.1 is a number out of range (past ±1.8e308)');
+    }
+    // Large but finite numbers are the validator's to judge.
+    expect(
+      expectErrorBody(await raw('/api/poll-vote.php', '{"poll_id": 1e308, "option_id": 1}'), 400),
+    ).toMatch(/poll_id/);
+  });
+
   it('a category id past int4 on a write is a 400 naming the field', async () => {
     const message = expectErrorBody(await post('/api/questions', questionBody({ category: 2 ** 40 })), 400);
     expect(message).toMatch(/^category must be <= 2147483647/);
