@@ -61,9 +61,9 @@ export async function queuesBoard(secured: FastifyInstance, deps: AdminDeps): Pr
  * What bull-board passes on to BullMQ unchecked, refused with a 400 before its handlers run:
  * - the job list's `page` and `jobsPerPage` (bull-board takes any integer from 1; past 2^53 or multiplied past
  *   Redis's 64-bit range they made a Redis error, a 500);
- * - the options of a job added from the board, which BullMQ checks only as it adds the job and refuses with plain
- *   errors (a custom id that is an integer or holds ':', a priority past 2^21 - 1, options used together…):
- *   BullMQ's own check runs first here, so its message comes back as a 400.
+ * - the options of a job added from the board: their types (JOB_OPTION_TYPES), then what BullMQ checks only as it
+ *   adds the job and refuses with plain errors (a custom id that is an integer or holds ':', a priority past
+ *   2^21 - 1, options used together…): BullMQ's own check runs first here, so its message comes back as a 400.
  */
 const BOARD_PAGING = { page: 1_000_000, jobsPerPage: 1000 } as const;
 
@@ -92,11 +92,68 @@ function checkBoardInput(request: FastifyRequest, deps: AdminDeps): void {
   }
 }
 
+const count = (v: unknown) => typeof v === 'number' && Number.isInteger(v) && v >= 0;
+const flag = (v: unknown) => typeof v === 'boolean';
+const text = (v: unknown) => typeof v === 'string' && v.length > 0;
+const objectOf =
+  (fields: Record<string, (v: unknown) => boolean>, required: string[] = []) =>
+  (v: unknown) =>
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    required.every((k) => k in v) &&
+    Object.entries(v).every(([k, inner]) => Object.hasOwn(fields, k) && fields[k]!(inner));
+const keepJobs = (v: unknown) => flag(v) || count(v) || objectOf({ age: count, count, limit: count })(v);
+const scalar = (v: unknown) =>
+  typeof v === 'string' || flag(v) || (typeof v === 'number' && Number.isFinite(v));
+
+/**
+ * The types of the job options the board may send (BullMQ's JobsOptions). BullMQ stores what it is given: a
+ * string delay or attempts reached its Lua scripts (a Redis error, a 500) or broke the job for the worker that took
+ * it. An option not listed here is refused rather than passed on unchecked.
+ */
+const JOB_OPTION_TYPES: Record<string, (v: unknown) => boolean> = {
+  jobId: text,
+  timestamp: count,
+  delay: count,
+  attempts: count,
+  priority: count,
+  keepLogs: count,
+  stackTraceLimit: count,
+  sizeLimit: count,
+  lifo: flag,
+  failParentOnFailure: flag,
+  continueParentOnFailure: flag,
+  ignoreDependencyOnFailure: flag,
+  removeDependencyOnFailure: flag,
+  removeOnComplete: keepJobs,
+  removeOnFail: keepJobs,
+  backoff: (v) =>
+    count(v) ||
+    objectOf({ type: text, delay: count, jitter: (j) => typeof j === 'number' && j >= 0 && j <= 1 }, [
+      'type',
+    ])(v),
+  repeat: (v) => typeof v === 'object' && v !== null && !Array.isArray(v) && Object.values(v).every(scalar),
+  deduplication: objectOf({ id: text, ttl: count, extend: flag, replace: flag }, ['id']),
+  parent: objectOf({ id: text, queue: text }, ['id', 'queue']),
+};
+
+function jobOptionsTypeProblem(options: object): string | undefined {
+  for (const [name, value] of Object.entries(options)) {
+    const check = Object.hasOwn(JOB_OPTION_TYPES, name) ? JOB_OPTION_TYPES[name] : undefined;
+    if (!check) return `unknown option "${name.slice(0, 32)}"`;
+    if (!check(value)) return `${name} has the wrong type or is out of range`;
+  }
+  return undefined;
+}
+
 /** BullMQ's own validation of a job's options, run without adding the job. */
 class JobOptionsCheck extends Job {
   static problem(queue: Queue, name: unknown, data: unknown, options: unknown): string | undefined {
     if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options)))
       return undefined; // bull-board's own schema refuses it
+    const typeProblem = jobOptionsTypeProblem((options ?? {}) as object);
+    if (typeProblem) return typeProblem;
     try {
       const opts = { ...queue.defaultJobOptions, ...(options as object) };
       const job = new JobOptionsCheck(queue, typeof name === 'string' ? name : '', data, opts, opts.jobId);

@@ -413,6 +413,12 @@ describe('admin panel', () => {
         { jobId: 'a:b' },
         { priority: 99_999_999_999 },
         { priority: 1.5 },
+        // Wrong types BullMQ would store (a Redis error, or a job that breaks its worker), unknown options.
+        { attempts: 'x' },
+        { delay: 'x' },
+        { deduplication: { id: 'x', ttl: 'y' } },
+        { removeOnComplete: 'x' },
+        { bogus: 1 },
       ]) {
         const added = await act('POST', 'add', { name: 'fuzz', data: {}, options });
         expect({ options, status: added.statusCode }).toEqual({ options, status: 400 });
@@ -431,6 +437,19 @@ describe('admin panel', () => {
       });
       expect(infinite.statusCode).toBe(400);
       expect(infinite.json().message).toMatch(/options\.delay is a number out of range/);
+      const fine = await act('POST', 'add', {
+        name: 'fuzz',
+        data: {},
+        options: {
+          jobId: 'board-options-test',
+          delay: 60_000,
+          attempts: 2,
+          removeOnComplete: true,
+          backoff: { type: 'fixed', delay: 10 },
+        },
+      });
+      expect(fine.statusCode, fine.body).toBe(200);
+      await act('PUT', 'board-options-test/clean');
       // A job that is waiting, not delayed, cannot be promoted: a conflict with its state.
       const added = await act('POST', 'add', {
         name: 'fuzz',
