@@ -31,6 +31,7 @@ import { parseBenchArgs } from './lib/args.js';
 import { ADMIN_URL, recreateDatabase } from './lib/postgres.js';
 import { benchEnv, freePort, ROOT, runScript, stopChild, waitForHealth } from './lib/processes.js';
 import { deleteKeys } from './lib/redis.js';
+import { QUEUE_NAMES } from '../shared/queues/names.js';
 
 const args = parseBenchArgs(
   {
@@ -1174,18 +1175,7 @@ const GENERATORS: Record<string, Generator> = {
 
 // The admin panel, signed in: its pages, forms and the queue board's API (not in the OpenAPI documents).
 const BOARD_JOB = 'fuzz-board-job';
-const QUEUES = [
-  'ping',
-  'verify',
-  'ai',
-  'newsletter',
-  'polls',
-  'views',
-  'deliveries',
-  'verify-lists',
-  'qa-feed',
-  'verify-hosts',
-];
+const QUEUES = QUEUE_NAMES;
 const ADMIN_ROUTES: {
   method: string;
   path: (v: () => string) => string;

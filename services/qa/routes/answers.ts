@@ -16,6 +16,19 @@ import {
   WindowQuery,
 } from '../schemas.js';
 
+/** The query of an answer list (the site's, a user's): sort, pagination and windows. */
+export const AnswerListQuery = Type.Object({
+  sort: OneOf(ANSWER_SORTS, 'newest'),
+  page: Page,
+  limit: Limit,
+  cursor: Cursor,
+  ...WindowQuery,
+});
+
+export const AnswerList = success(
+  Type.Object({ answers: Type.Array(AnswerOnQuestion), pagination: Pagination }),
+);
+
 /**
  * GET /answers: the site's answers (Stack Exchange's /answers, with its windows); GET /answers/{ids}: one answer, or
  * several in the order asked (PATCH /answers/{id} is in writes/).
@@ -34,17 +47,8 @@ export const answersRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = async 
           'newest (default) and oldest by creation; votes: best voted first. fromdate/todate keep the answers ' +
           "created within them, min/max bound the sort's key (votes, or the creation date), order=asc|desc is the " +
           "sort's direction.",
-        querystring: Type.Object({
-          sort: OneOf(ANSWER_SORTS, 'newest'),
-          page: Page,
-          limit: Limit,
-          cursor: Cursor,
-          ...WindowQuery,
-        }),
-        response: {
-          200: success(Type.Object({ answers: Type.Array(AnswerOnQuestion), pagination: Pagination })),
-          '4xx': ErrorResponse,
-        },
+        querystring: AnswerListQuery,
+        response: { 200: AnswerList, '4xx': ErrorResponse },
       },
     },
     async (request) => ({ success: true as const, data: await answers.forSite(request.query) }),

@@ -1,12 +1,11 @@
 import { Type, type FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { ANSWER_SORTS, answerListsRepository } from '../../../shared/db/repositories/answer-lists.js';
+import { answerListsRepository } from '../../../shared/db/repositories/answer-lists.js';
 import { commentListsRepository } from '../../../shared/db/repositories/comment-lists.js';
 import { MAX_TAGS, QUESTION_SORTS, questionsRepository } from '../../../shared/db/repositories/questions.js';
 import { USER_TAG_SORTS, userActivityRepository } from '../../../shared/db/repositories/user-activity.js';
 import { sendData } from '../../http/json-response.js';
 import type { QaDeps } from '../deps.js';
 import {
-  AnswerOnQuestion,
   Cursor,
   ErrorResponse,
   IdsParam,
@@ -20,6 +19,7 @@ import {
   UserTag,
   WindowQuery,
 } from '../schemas.js';
+import { AnswerList, AnswerListQuery } from './answers.js';
 import { CommentList, commentListQuery } from './comments.js';
 import { knownUsers } from './user-ids.js';
 
@@ -87,17 +87,8 @@ export const userActivityRoutes: FastifyPluginAsyncTypebox<{ deps: QaDeps }> = a
         summary: "A user's answers",
         description: 'votes: best voted first; newest (default) and oldest by creation.' + SEVERAL,
         params: UserKey,
-        querystring: Type.Object({
-          sort: OneOf(ANSWER_SORTS, 'newest'),
-          page: Page,
-          limit: Limit,
-          cursor: Cursor,
-          ...WindowQuery,
-        }),
-        response: {
-          200: success(Type.Object({ answers: Type.Array(AnswerOnQuestion), pagination: Pagination })),
-          '4xx': ErrorResponse,
-        },
+        querystring: AnswerListQuery,
+        response: { 200: AnswerList, '4xx': ErrorResponse },
       },
     },
     async (request) => {
