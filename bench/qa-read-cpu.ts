@@ -6,6 +6,10 @@
  * at most 1). CPU per request, unlike latency, stays readable on a loaded machine; the rounds show its spread.
  *
  *   npx tsx bench/qa-read-cpu.ts --database agora_bench [--before ../agora-baseline] [--duration 8] [--rounds 2]
+ *                                [--deep]
+ *
+ * `--deep` reads, instead of the usual set, page 1, the page at 50 % and the last page of the lists by date (all
+ * questions, answers and comments): what a deep page number costs against the first one.
  *
  * Seed the database first (e.g. `npx tsx bench/qa-read.ts --database agora_bench`, which also VACUUM ANALYZEs).
  */
@@ -24,6 +28,7 @@ const { values } = parseArgs({
     duration: { type: 'string', default: '8' },
     rounds: { type: 'string', default: '2' },
     connections: { type: 'string', default: '32' },
+    deep: { type: 'boolean', default: false },
   },
 });
 const DATABASE = /^[a-z0-9_]+$/.test(values.database) ? values.database : 'agora_bench';
@@ -53,6 +58,20 @@ async function measure(server: BenchServer, path: string) {
   return { service: ms('service'), postgres: ms('postgres'), rps: result.requestsPerSecond };
 }
 
+/** Page 1, the middle page and the last page of each list by date, as the service counts them. */
+async function deepPages(url: string): Promise<string[]> {
+  const lists = ['/api/questions?sort=newest', '/api/answers?sort=newest', '/api/comments?sort=newest'];
+  const paths: string[] = [];
+  for (const list of lists) {
+    const res = await fetch(`${url}${list}&limit=1`, { signal: AbortSignal.timeout(30_000) });
+    const { total_items: total } = ((await res.json()) as { data: { pagination: { total_items: number } } })
+      .data.pagination;
+    const pages = Math.ceil(total / 20);
+    paths.push(`${list}&page=1`, `${list}&page=${Math.ceil(pages / 2)}`, `${list}&page=${pages}`);
+  }
+  return paths;
+}
+
 async function main() {
   const loadBefore = os.loadavg();
   const versions: { label: string; server: BenchServer }[] = [];
@@ -63,19 +82,21 @@ async function main() {
       signal: AbortSignal.timeout(30_000),
     });
     const [question] = ((await res.json()) as { data: { questions: { id: number }[] } }).data.questions;
-    const paths = [
-      '/api/questions',
-      '/api/questions?page=500',
-      '/api/questions?sort=votes',
-      '/api/questions?sort=unanswered',
-      '/api/questions?tag=hops',
-      `/api/questions/${question!.id}?include=answers,comments`,
-      '/api/users',
-      '/api/users?sort=name&page=100',
-      '/api/tags',
-      '/api/search?q=temperature&type=questions',
-      '/api/search?q=temperature',
-    ];
+    const paths = values.deep
+      ? await deepPages(versions.at(-1)!.server.url)
+      : [
+          '/api/questions',
+          '/api/questions?page=500',
+          '/api/questions?sort=votes',
+          '/api/questions?sort=unanswered',
+          '/api/questions?tag=hops',
+          `/api/questions/${question!.id}?include=answers,comments`,
+          '/api/users',
+          '/api/users?sort=name&page=100',
+          '/api/tags',
+          '/api/search?q=temperature&type=questions',
+          '/api/search?q=temperature',
+        ];
     const rows: string[][] = [];
     for (const path of paths) {
       const runs = new Map<string, { service: number; postgres: number; rps: number }[]>();

@@ -138,6 +138,8 @@ export function answerListsRepository(db: Db) {
         order,
         total: total?.n ?? 0,
         bounded: windowed,
+        // All the site's answers by date: the day counters find where a deep page starts.
+        days: userId === undefined && !windowed && params.sort !== 'votes' ? 'answers' : undefined,
       },
       params,
     );

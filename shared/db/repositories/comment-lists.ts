@@ -129,6 +129,8 @@ export function commentListsRepository(db: Db) {
           order,
           total: count.n,
           bounded: count.bounded,
+          // All the site's comments by date: the day counters find where a deep page starts.
+          days: scope.kind === 'all' && !count.bounded && params.sort !== 'votes' ? 'comments' : undefined,
         },
         params,
       );

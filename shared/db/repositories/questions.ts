@@ -221,7 +221,9 @@ export function questionsRepository(db: Db) {
       );
       total = row?.n ?? 0;
     }
-    return { from, where, order: ordered, total };
+    // All the questions by date: the day counters find where a deep page starts.
+    const days = !category && params.sort === 'newest' ? ('questions' as const) : undefined;
+    return { from, where, order: ordered, total, days };
   }
 
   return {

@@ -61,7 +61,16 @@ export interface SeekList {
    * the rows a page number skips, and in the same statement as the page.
    */
   render?: { columns: SQL; join: SQL };
+  /**
+   * The list is every row of a table whose posts per UTC day list_counts keeps (`day:<date>:<kind>`, migrations 0011
+   * and 0026), ordered first by the timestamp those counters date. A page number deep in the list then starts its
+   * walk at the day that holds its offset (dayAnchor) instead of an end of the list.
+   */
+  days?: DayCounted;
 }
+
+/** The tables whose rows list_counts counts per UTC day of their created_at. */
+export type DayCounted = 'questions' | 'answers' | 'comments';
 
 /**
  * `next_cursor`: pass it as `cursor` for the page after this one; null on the last page, where `has_more` is false
@@ -197,6 +206,65 @@ const pagination = (
 });
 
 /** The pagination of a list that has no rows (a filter names nothing). */
+/**
+ * Below this many rows to skip, a page number walks from the end of its list: reading the day counters costs about
+ * what walking this many index entries does.
+ */
+const DAY_ANCHOR_MIN_SKIP = 2000;
+
+const walksDescending = (order: SeekOrder, reverseWalk: boolean) =>
+  ((order.direction === 'desc') !== (order.reversed ?? false)) !== reverseWalk;
+
+export interface DayAnchor {
+  /** The rows of the walk's order before the anchor day: those dated after it (descending) or before it. */
+  before: number;
+  /** The condition that starts the walk at the anchor day, on the list's timestamp key. */
+  bound: (at: SQL) => SQL;
+}
+
+/**
+ * Where the walk to the `skip`-th row of a day-counted list can start: the day that holds that row, and how many
+ * rows come before that day in the walk's direction. It sums the day counters (one row per day the site has posts,
+ * however many posts a day has), so a page deep in a list of millions walks at most one day's rows. Undefined when
+ * the counters do not add up to `total` (a write committed between the two reads, or a row dated where no day
+ * counter names it): the caller then walks from the end of the list as before.
+ */
+export async function dayAnchor(
+  db: Db,
+  kind: DayCounted,
+  descending: boolean,
+  skip: number,
+  total: number,
+): Promise<DayAnchor | undefined> {
+  const direction = sql.raw(descending ? 'DESC' : 'ASC');
+  // The day scopes sort by date in the C collation (a cheaper sort than the database's); the range keeps the scan on
+  // list_counts' primary key, and LIKE (far cheaper than a regular expression per row) picks the kind's days.
+  const [found] = await preparedQuery<{ day: string; before: number }>(
+    db,
+    sql`SELECT day, before FROM (
+          SELECT substr(scope, 5, 10) AS day,
+                 (sum(n) OVER (ORDER BY scope COLLATE "C" ${direction} ROWS UNBOUNDED PRECEDING) - n)::bigint AS before,
+                 sum(n) OVER ()::bigint AS total
+          FROM list_counts
+          WHERE scope >= 'day:' AND scope < 'day;'
+            AND scope LIKE ('day:____-__-__:' || ${kind}::text)
+        ) days
+        WHERE total = ${total}::bigint AND before <= ${skip}::bigint
+        ORDER BY before DESC LIMIT 1`,
+  );
+  // A day counter's name holds to_char's date; only a plain one (years 1000 to 9999) is a bound the walk can use.
+  if (!found || !/^[1-9]\d{3}-\d{2}-\d{2}$/.test(found.day)) return undefined;
+  const { day, before } = found;
+  return {
+    before,
+    // Rows dated on the anchor day and beyond it in the walk's direction, by the same UTC day as the counters.
+    bound: (at) =>
+      descending
+        ? sql`${at} < ((${day}::date + 1)::timestamp AT TIME ZONE 'UTC')`
+        : sql`${at} >= (${day}::date::timestamp AT TIME ZONE 'UTC')`,
+  };
+}
+
 export const emptyPagination = (params: SeekParams): PaginationWithCursor =>
   pagination(params.page, params.limit, 0, null);
 
@@ -260,9 +328,22 @@ export async function seekPage<T>(
   const end = Math.min(offset + params.limit, list.total);
   // Nearer the end: walk the index backwards over the rows after the page, then put the page back in order.
   const fromEnd = list.total - end < offset;
+  const walk = async (reverse: boolean, take: number, skip: number) => {
+    const anchor =
+      list.days && skip >= DAY_ANCHOR_MIN_SKIP
+        ? await dayAnchor(db, list.days, walksDescending(order, reverse), skip, list.total)
+        : undefined;
+    if (!anchor) return select(list.where, reverse, take, skip);
+    return select(
+      sql`${list.where} AND ${anchor.bound(order.keys[0]!.expr)}`,
+      reverse,
+      take,
+      skip - anchor.before,
+    );
+  };
   const raw = fromEnd
-    ? (await select(list.where, true, end - offset, list.total - end)).reverse()
-    : await select(list.where, false, params.limit, offset);
+    ? (await walk(true, end - offset, list.total - end)).reverse()
+    : await walk(false, params.limit, offset);
   const found = raw.map((r) => splitKeys<T>(order, r));
   const last = found.at(-1);
   const next =
