@@ -9,7 +9,7 @@
  *                                [--deep]
  *
  * `--deep` reads, instead of the usual set, page 1, the page at 50 % and the last page of the lists by date (all
- * questions, answers and comments): what a deep page number costs against the first one.
+ * questions, the unanswered ones, answers and comments): what a deep page number costs against the first one.
  *
  * Seed the database first (e.g. `npx tsx bench/qa-read.ts --database agora_bench`, which also VACUUM ANALYZEs).
  */
@@ -60,7 +60,12 @@ async function measure(server: BenchServer, path: string) {
 
 /** Page 1, the middle page and the last page of each list by date, as the service counts them. */
 async function deepPages(url: string): Promise<string[]> {
-  const lists = ['/api/questions?sort=newest', '/api/answers?sort=newest', '/api/comments?sort=newest'];
+  const lists = [
+    '/api/questions?sort=newest',
+    '/api/questions?sort=unanswered',
+    '/api/answers?sort=newest',
+    '/api/comments?sort=newest',
+  ];
   const paths: string[] = [];
   for (const list of lists) {
     const res = await fetch(`${url}${list}&limit=1`, { signal: AbortSignal.timeout(30_000) });

@@ -8,6 +8,7 @@ import { QUESTION_JSON, questionJsonRepository } from './question-json.js';
 import {
   emptyPagination,
   seekPage,
+  type DayCounted,
   type PaginationWithCursor,
   type SeekList,
   type SeekOrder,
@@ -81,6 +82,12 @@ const KEY_COLUMN: Record<QuestionSort, string> = {
   votes: 'votes',
   views: 'views',
   unanswered: 'created_at',
+};
+
+/** The sorts whose list, unfiltered, has posts-per-day counters (seek.ts, dayAnchor). */
+const DAY_COUNTED: Partial<Record<QuestionSort, DayCounted>> = {
+  newest: 'questions',
+  unanswered: 'unanswered',
 };
 
 function order(sort: QuestionSort, alias: 'q' | 'qt'): SeekOrder {
@@ -221,8 +228,8 @@ export function questionsRepository(db: Db) {
       );
       total = row?.n ?? 0;
     }
-    // All the questions by date: the day counters find where a deep page starts.
-    const days = !category && params.sort === 'newest' ? ('questions' as const) : undefined;
+    // All the questions, or all the unanswered ones, by date: the day counters find where a deep page starts.
+    const days = category ? undefined : DAY_COUNTED[params.sort];
     return { from, where, order: ordered, total, days };
   }
 

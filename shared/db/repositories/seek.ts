@@ -69,8 +69,11 @@ export interface SeekList {
   days?: DayCounted;
 }
 
-/** The tables whose rows list_counts counts per UTC day of their created_at. */
-export type DayCounted = 'questions' | 'answers' | 'comments';
+/**
+ * The lists whose rows list_counts counts per UTC day of their created_at: all questions, answers and comments
+ * (0011), the unanswered questions (0026).
+ */
+export type DayCounted = 'questions' | 'answers' | 'comments' | 'unanswered';
 
 /**
  * `next_cursor`: pass it as `cursor` for the page after this one; null on the last page, where `has_more` is false
