@@ -14,8 +14,23 @@ import { addUser } from './fixtures.js';
 
 const PER_PAGE = 100;
 
-/** Posts per UTC day from 2024-03-01: uneven, one empty day, enough rows for walks past the anchor threshold. */
-const DAYS = [950, 40, 0, 1700, 5, 1250, 300, 1, 680, 274];
+/**
+ * Posts per UTC day, oldest first: uneven, one day without any, over several months and their boundaries, enough rows
+ * for walks past the anchors' threshold.
+ */
+const DATED: [string, number][] = [
+  ['2024-01-31', 950],
+  ['2024-02-01', 40],
+  ['2024-02-02', 0],
+  ['2024-02-28', 1700],
+  ['2024-02-29', 5],
+  ['2024-03-01', 1250],
+  ['2024-03-15', 300],
+  ['2024-03-31', 1],
+  ['2024-04-01', 680],
+  ['2024-05-20', 274],
+];
+const DAYS = DATED.map(([, count]) => count);
 
 /** Rows a page number must skip before the day counters are used (seek.ts, DAY_ANCHOR_MIN_SKIP). */
 const ANCHORED_SKIP = 2000;
@@ -86,9 +101,8 @@ describe('deep pages by date start at the day counters', { timeout: 120_000 }, (
     app = await buildQaApp(runtime);
     const author = (await addUser(runtime.database.db)).id;
     // Each day's posts spread over the whole day, its first and last microsecond included; ids do not follow dates.
-    for (const [day, count] of DAYS.entries()) {
+    for (const [date, count] of DATED) {
       if (count === 0) continue;
-      const date = `2024-03-${String(day + 1).padStart(2, '0')}`;
       await runtime.database.query(sql`
         INSERT INTO questions (author_id, title, slug, content, created_at)
         SELECT ${author}, 'Question ' || ${date} || ' ' || i, 'q-' || ${date} || '-' || i, 'Body',
@@ -128,12 +142,13 @@ describe('deep pages by date start at the day counters', { timeout: 120_000 }, (
     }
     // Counters that do not add up to the list's total are not used.
     expect(await dayAnchor(db, 'questions', true, 1000, total + 1)).toBeUndefined();
-    // The unanswered questions: nine in ten of each day's (ids do not follow the days, hence counted here).
+    // The unanswered questions: nine in ten of each day's (ids do not follow the days, hence counted).
     const [unanswered] = await runtime.database.query<{ n: number; newest: number }>(
-      sql`SELECT count(*)::int AS n, count(*) FILTER (WHERE created_at >= '2024-03-10')::int AS newest
+      sql`SELECT count(*)::int AS n, count(*) FILTER (WHERE created_at >= '2024-04-01')::int AS newest
           FROM questions WHERE answers_count = 0`,
     );
-    const deep = await dayAnchor(db, 'unanswered', true, unanswered!.newest + 10, unanswered!.n);
+    // The first unanswered question before April starts a day: the April and May ones come before it.
+    const deep = await dayAnchor(db, 'unanswered', true, unanswered!.newest, unanswered!.n);
     expect(deep?.before).toBe(unanswered!.newest);
   });
 
@@ -146,11 +161,11 @@ describe('deep pages by date start at the day counters', { timeout: 120_000 }, (
     await runtime.database.query(sql`
       UPDATE questions SET created_at = created_at - interval '2 days' WHERE id % 5 = 0`);
     await runtime.database.query(sql`
-      UPDATE answers SET created_at = '2024-03-03T12:00:00Z' WHERE id % 7 = 0`);
+      UPDATE answers SET created_at = '2024-02-02T12:00:00Z' WHERE id % 7 = 0`);
     await runtime.database.query(sql`
       UPDATE comments SET created_at = created_at + interval '1 hour' WHERE id % 4 = 0`);
     await runtime.database.query(sql`
-      UPDATE comments SET created_at = '2024-02-01T00:00:00Z' WHERE id % 11 = 0`);
+      UPDATE comments SET created_at = '2023-12-01T00:00:00Z' WHERE id % 11 = 0`);
     // Questions answered for the first time leave the unanswered days; those that lose every answer come back.
     await runtime.database.query(sql`
       INSERT INTO answers (question_id, author_id, content, created_at)
@@ -161,7 +176,8 @@ describe('deep pages by date start at the day counters', { timeout: 120_000 }, (
 
   it('counters that do not add up to the total: the pages are still in order (walked from the ends)', async () => {
     await runtime.database.query(
-      sql`UPDATE list_counts SET n = n + 3 WHERE scope IN ('day:2024-03-06:questions', 'day:2024-03-06:comments')`,
+      sql`UPDATE list_counts SET n = n + 3
+          WHERE scope IN ('day:2024-03-01:questions', 'month:2024-02:comments', 'month:2024-04:unanswered')`,
     );
     await expectEveryPageInOrder();
   });

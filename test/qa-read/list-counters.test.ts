@@ -175,9 +175,14 @@ describe('list totals under concurrent writes', { timeout: 120_000 }, () => {
         UNION ALL SELECT agora_day_scope(created_at, 'questions'), count(*) FROM questions GROUP BY 1
         UNION ALL SELECT agora_day_scope(created_at, 'answers'), count(*) FROM answers GROUP BY 1
         UNION ALL SELECT agora_day_scope(created_at, 'comments'), count(*) FROM comments GROUP BY 1
-        -- Migration 0026's: the unanswered questions per day (deep pages of sort=unanswered).
+        -- Migration 0026's: the unanswered questions per day, and every kind per month (deep pages by date).
         UNION ALL SELECT agora_day_scope(created_at, 'unanswered'), count(*) FROM questions
                   WHERE answers_count = 0 GROUP BY 1
+        UNION ALL SELECT agora_month_scope(created_at, 'unanswered'), count(*) FROM questions
+                  WHERE answers_count = 0 GROUP BY 1
+        UNION ALL SELECT agora_month_scope(created_at, 'questions'), count(*) FROM questions GROUP BY 1
+        UNION ALL SELECT agora_month_scope(created_at, 'answers'), count(*) FROM answers GROUP BY 1
+        UNION ALL SELECT agora_month_scope(created_at, 'comments'), count(*) FROM comments GROUP BY 1
       )
       SELECT coalesce(t.scope, c.scope) AS scope, coalesce(t.n, 0)::int AS expected, coalesce(c.n, 0)::int AS counted
       FROM truth t FULL JOIN list_counts c ON c.scope = t.scope

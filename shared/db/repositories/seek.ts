@@ -227,9 +227,10 @@ export interface DayAnchor {
 
 /**
  * Where the walk to the `skip`-th row of a day-counted list can start: the day that holds that row, and how many
- * rows come before that day in the walk's direction. It sums the day counters (one row per day the site has posts,
- * however many posts a day has), so a page deep in a list of millions walks at most one day's rows. Undefined when
- * the counters do not add up to `total` (a write committed between the two reads, or a row dated where no day
+ * rows come before that day in the walk's direction. It sums the month counters to find the month that holds the row
+ * (one row per month the site has posts), then that month's day counters (at most 31), so a page deep in a list of
+ * millions reads a few dozen counters and walks at most one day's rows. Undefined when the months do not add up to
+ * `total` or the month's days to the month (a write committed between the two reads, or a post dated where no
  * counter names it): the caller then walks from the end of the list as before.
  */
 export async function dayAnchor(
@@ -240,19 +241,30 @@ export async function dayAnchor(
   total: number,
 ): Promise<DayAnchor | undefined> {
   const direction = sql.raw(descending ? 'DESC' : 'ASC');
-  // The day scopes sort by date in the C collation (a cheaper sort than the database's); the range keeps the scan on
-  // list_counts' primary key, and LIKE (far cheaper than a regular expression per row) picks the kind's days.
+  // The scopes sort by date in the C collation (a cheaper sort than the database's); the ranges keep the scans on
+  // list_counts' primary key, and LIKE (far cheaper than a regular expression per row) picks the kind's rows.
   const [found] = await preparedQuery<{ day: string; before: number }>(
     db,
-    sql`SELECT day, before FROM (
-          SELECT substr(scope, 5, 10) AS day,
+    sql`WITH months AS (
+          SELECT substr(scope, 7, 7) AS month, n,
                  (sum(n) OVER (ORDER BY scope COLLATE "C" ${direction} ROWS UNBOUNDED PRECEDING) - n)::bigint AS before,
                  sum(n) OVER ()::bigint AS total
           FROM list_counts
-          WHERE scope >= 'day:' AND scope < 'day;'
-            AND scope LIKE ('day:____-__-__:' || ${kind}::text)
-        ) days
-        WHERE total = ${total}::bigint AND before <= ${skip}::bigint
+          WHERE scope >= 'month:' AND scope < 'month;' AND scope LIKE ('month:____-__:' || ${kind}::text)
+        ), month AS (
+          SELECT month, n, before FROM months
+          WHERE total = ${total}::bigint AND before <= ${skip}::bigint
+          ORDER BY before DESC LIMIT 1
+        ), days AS (
+          SELECT substr(d.scope, 5, 10) AS day, m.n AS month_n,
+                 m.before + (sum(d.n) OVER (ORDER BY d.scope COLLATE "C" ${direction} ROWS UNBOUNDED PRECEDING)
+                   - d.n)::bigint AS before,
+                 sum(d.n) OVER ()::bigint AS month_total
+          FROM month m JOIN list_counts d
+            ON d.scope >= 'day:' || m.month || '-' AND d.scope < 'day:' || m.month || '.'
+           AND d.scope LIKE ('day:____-__-__:' || ${kind}::text)
+        )
+        SELECT day, before FROM days WHERE month_total = month_n AND before <= ${skip}::bigint
         ORDER BY before DESC LIMIT 1`,
   );
   // A day counter's name holds to_char's date; only a plain one (years 1000 to 9999) is a bound the walk can use.
