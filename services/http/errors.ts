@@ -46,9 +46,20 @@ function causes(err: unknown): string {
   return messages.join(' <- ');
 }
 
+/** The client closed its connection before its request was whole (an upload cut short mid-body). */
+const clientWentAway = (request: FastifyRequest): boolean =>
+  !request.raw.complete && request.raw.socket?.destroyed === true;
+
 /** Every error leaves as `{error, message, code}`; a 5xx never carries the real message, which is logged instead. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (clientWentAway(request)) {
+      // Whatever failed (an 'aborted' ECONNRESET, an upload cut short) followed from the client leaving: not a
+      // fault here, and nobody is left to answer.
+      request.log.info({ err: causes(err) }, 'request abandoned by the client');
+      reply.hijack();
+      return;
+    }
     const { code, message, headers } = describeError(err);
     // 503s of an outage come by the hundred: one line each, without the stack.
     if (code === 503) request.log.warn({ err: causes(err), code }, 'request refused: unavailable');
