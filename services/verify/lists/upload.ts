@@ -112,32 +112,43 @@ function plainSource(body: Readable, options: UploadOptions): UploadSource {
 
 /**
  * The lines of a UTF-8 stream (a BOM dropped), ended by LF, CRLF or a lone CR (old Mac files), as csv-parse reads
- * them; a read error ends the iteration with that error.
+ * them; a read error ends the iteration with that error. Only the text that arrived since the last chunk is searched
+ * for line ends: searching the whole pending line again on each chunk made one long line cost quadratic time (a
+ * 10 MB line held the event loop for seconds).
  */
 const LINE_END = /\r\n|\n|\r/g;
 
-async function* lines(stream: Readable): AsyncGenerator<string> {
+export async function* lines(stream: Readable): AsyncGenerator<string> {
   const decoder = new StringDecoder('utf8');
-  let rest = '';
+  let line = '';
+  // A CR that ended the last chunk: the first half of a CRLF, or a line end of its own.
+  let heldCr = false;
   let first = true;
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    rest += decoder.write(chunk);
-    if (first && rest.length > 0) {
-      rest = rest.replace(/^\uFEFF/, '');
-      first = false;
-    }
+  function* cut(text: string, last: boolean): Generator<string> {
+    if (heldCr) text = `\r${text}`;
+    heldCr = false;
     let start = 0;
-    for (const match of rest.matchAll(LINE_END)) {
-      // A CR at the end of what has arrived may be the first half of a CRLF: it waits for the next chunk.
-      if (match[0] === '\r' && match.index === rest.length - 1) break;
-      yield rest.slice(start, match.index);
+    for (const match of text.matchAll(LINE_END)) {
+      if (!last && match[0] === '\r' && match.index === text.length - 1) {
+        heldCr = true;
+        break;
+      }
+      yield line + text.slice(start, match.index);
+      line = '';
       start = match.index + match[0].length;
     }
-    rest = rest.slice(start);
+    line += text.slice(start, heldCr ? -1 : undefined);
   }
-  rest += decoder.end();
-  rest = rest.replace(/\r$/, '');
-  if (rest.length > 0) yield rest;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    let text = decoder.write(chunk);
+    if (first && text.length > 0) {
+      text = text.replace(/^\uFEFF/, '');
+      first = false;
+    }
+    yield* cut(text, false);
+  }
+  yield* cut(decoder.end(), true);
+  if (line.length > 0) yield line;
 }
 
 function csvSource(body: Readable, options: UploadOptions): UploadSource {
