@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Socket } from 'node:net';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type ServerResponse } from 'node:http';
+import { finished } from 'node:stream';
 import { isDatabaseUnavailable } from '../../shared/db/unavailable.js';
 import { Type, type Static } from '@fastify/type-provider-typebox';
 import { AppError, RETRY_AFTER_SECONDS } from '../../shared/errors.js';
@@ -98,9 +99,12 @@ export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): 
   // A request already answered (a 401 or 413 sent before its body, whose rest lingerOnUnreadBody was draining, or a
   // response under way) has its answer: a second one after it would be read as the answer to a request the client
   // never sent. The socket only closes.
-  const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  const inFlight = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
   if (!socket.writable || inFlight?.headersSent || answeredBeforeBody.has(socket)) {
-    socket.end();
+    // An answer decided before the body but still on its way (its onSend hooks run) is written first: a request
+    // whose headers and broken body came in one packet would otherwise lose its 401 with the socket.
+    if (inFlight && !inFlight.headersSent && socket.writable) finished(inFlight, () => socket.end());
+    else socket.end();
     return;
   }
   const code = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 408 : 400;
