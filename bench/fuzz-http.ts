@@ -13,10 +13,13 @@
  * Routes and their parameters come from the OpenAPI documents the two services serve, so a new route is fuzzed
  * without being listed here. Each request is built from one class of hostile input:
  *
- *   query-number, query-string, query-structure, path, body-field, body-raw, content-type, header, method,
- *   cursor, raw-wire, admin (the panel's pages and forms and its queue board's API, signed in)
+ *   query-number, query-string, query-structure, path, body-field, body-raw, content-type, encoding (gzip and
+ *   deflate bombs, encodings that do not match the bytes), header, method, cursor, raw-wire (also chunk sizes,
+ *   100-continue, HTTP/1.0 pipelining, bytes that are not UTF-8), upload (POST /lists: malformed CSV and text,
+ *   lines of 10 MB, rows of 100,000 cells, chunked), download (GET /lists/{id}/results: formats, Accept, Range,
+ *   conditional headers), admin (the panel's pages and forms and its queue board's API, signed in)
  *
- * and sent --rounds times per route and class with fresh random choices (seeded: --seed reproduces a run). Recorded
+ * and sent --rounds times per route and class (the one-route classes upload and download five times as often) with fresh random choices (seeded: --seed reproduces a run). Recorded
  * as a defect: any 5xx, a connection reset or closed before a complete answer, no answer within 5 s (POST /verify and
  * /bulk-verify 70 s, POST /api/ai.php 25 s: they wait for a worker's job by design), a 4xx whose body
  * is not exactly `{error: true, message, code}` (code = status; the newsletter's add `success: false`), a status
@@ -26,7 +29,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect } from 'node:net';
-import { gzipSync } from 'node:zlib';
+import { deflateSync, gzipSync } from 'node:zlib';
 import { parseBenchArgs } from './lib/args.js';
 import { ADMIN_URL, recreateDatabase } from './lib/postgres.js';
 import { benchEnv, freePort, ROOT, runScript, stopChild, waitForHealth } from './lib/processes.js';
@@ -172,6 +175,10 @@ const STRINGS_WIRE = [
 ];
 const ALL_WIRE = [...NUMBERS_WIRE, ...STRINGS_WIRE];
 
+// 80 MiB of zeros in about 80 KiB: past every body limit (list uploads: 64 MiB) once inflated.
+const BOMB = gzipSync(Buffer.alloc(80 * 1024 * 1024));
+const BOMB_DEFLATE = deflateSync(Buffer.alloc(80 * 1024 * 1024));
+
 const deep = (n: number, open = '[', close = ']') => open.repeat(n) + close.repeat(n);
 const JSON_VALUES: (() => string)[] = [
   () => '0',
@@ -186,6 +193,14 @@ const JSON_VALUES: (() => string)[] = [
   () => '9'.repeat(500),
   () => '0.1e-400',
   () => '1E+2',
+  () => '1.0',
+  () => '-0.0',
+  () => '1e400',
+  () => '10e-1',
+  () => '"\\ud800"',
+  () => '{"\\ud800":1}',
+  () => `{${Array.from({ length: 2000 }, (_, i) => `"k${i}":${i}`).join(',')}}`,
+  () => deep(5000),
   () => '"\\u0000"',
   () => '"\\ud800"',
   () => '"\\udc00x"',
@@ -475,6 +490,7 @@ interface World {
   webhookId: number;
   pollId: number;
   listId: string;
+  keptListId: string;
   cursors: Record<string, string>;
   /** A signed-in admin panel session: its cookies and a CSRF token of it. */
   admin: { cookie: string; csrf: string; origin: string };
@@ -585,6 +601,9 @@ const base = (world: World, route: Route, cls: string, extra: Partial<Spec> = {}
   }
   return { ...spec, ...extra, headers: [...spec.headers, ...(extra.headers ?? [])] };
 };
+
+/** Classes of one route each: more rounds, so that their many cases are drawn. */
+const SINGLE_ROUTE_CLASSES = ['upload', 'download'];
 
 const GENERATORS: Record<string, Generator> = {
   'query-number': (world, route) => {
@@ -915,6 +934,8 @@ const GENERATORS: Record<string, Generator> = {
             '"a", W/"b", *',
             'garbage',
             '\u00ff',
+            Array.from({ length: 1000 }, (_, i) => `"${i}"`).join(', '),
+            Array.from({ length: 500 }, () => 'W/"x", *').join(', '),
           ]),
         ],
       ],
@@ -1129,6 +1150,151 @@ const GENERATORS: Record<string, Generator> = {
     const cursor = pick(cursors)();
     return base(world, route, 'cursor', { path: `${fillPath(world, route)}?cursor=${cursor}` });
   },
+  // Compressed bodies: bombs past the body limit once inflated, encodings that do not match the bytes.
+  encoding: (world, route) => {
+    if (!hasBody(route)) return undefined;
+    const json = Buffer.from(JSON.stringify(goodBody(route)));
+    const upload = route.template === '/lists' && random() < 0.5;
+    const plain = upload ? Buffer.from('email\na@example.com\n') : json;
+    const cases: [string, Buffer][] = [
+      ['gzip', BOMB],
+      ['deflate', BOMB_DEFLATE],
+      ['gzip, gzip', gzipSync(gzipSync(plain))],
+      ['gzip', gzipSync(gzipSync(plain))],
+      ['deflate', gzipSync(plain)],
+      ['gzip', deflateSync(plain)],
+      ['gzip', gzipSync(plain).subarray(0, -6)],
+      ['gzip', Buffer.concat([gzipSync(plain), Buffer.from('trailing garbage')])],
+      ['gzip', Buffer.concat([gzipSync(plain), gzipSync(plain)])],
+      ['gzip', gzipSync(Buffer.from([0xff, 0xfe, 0xed, 0xa0, 0x80]))],
+      ['gzip', Buffer.alloc(0)],
+      ['gzip', gzipSync(Buffer.alloc(0))],
+      ['x-gzip', gzipSync(plain)],
+      ['GZIP', gzipSync(plain)],
+      ['zstd', plain],
+      ['compress', plain],
+      ['br', gzipSync(plain)],
+      ['identity, gzip', gzipSync(plain)],
+      ['', plain],
+    ];
+    const [encoding, body] = pick(cases);
+    const spec = base(world, route, 'encoding', { body });
+    spec.headers = [
+      ...spec.headers!.filter(([k]) => !/^content-type$/i.test(k)),
+      ['Content-Type', upload ? pick(['text/csv', 'text/plain']) : 'application/json'],
+      ['Content-Encoding', encoding],
+    ];
+    return spec;
+  },
+  // The list uploads (POST /lists): malformed CSV and text, sent with Content-Length or chunked.
+  upload: (world, route) => {
+    if (route.template !== '/lists' || route.method !== 'POST') return undefined;
+    const bodies: (() => string | Buffer)[] = [
+      () => '',
+      () => '\uFEFF',
+      () => '\uFEFF\uFEFF',
+      () => '"',
+      () => 'email\n"a@example.com\n',
+      () => 'email\na@example.com"x"\n',
+      () => 'email\n"a@example.com"x\n',
+      () => 'email,"name\na@example.com,b\n',
+      () => `email\n${'"'.repeat(1001)}\n`,
+      () => `${Array.from({ length: 100_000 }, (_, i) => `c${i}`).join(',')}\na@example.com\n`,
+      () => `email\n${Array.from({ length: 100_000 }, () => 'a@example.com').join(',')}\n`,
+      () => `email\n${'a'.repeat(10 * 1024 * 1024)}\n`,
+      () => `email\n"${'a'.repeat(10 * 1024 * 1024)}"\n`,
+      () => 'a'.repeat(10 * 1024 * 1024),
+      () => '\r\r\r',
+      () => '\n\r\n\r',
+      () => ',,,\n,,,\n',
+      () => 'email\na@example.com\u0000\n',
+      () => 'email\n\u202ea@example.com\u202c\n',
+      () => 'email\na@example.com\r\nb@example.com\rc@example.com\n',
+      () => Buffer.from('email\na@\xff\xfe.com\n\xc0\xaf@x.com\n\xed\xa0\x80@x.com\n', 'latin1'),
+      () => Buffer.from([0xfe, 0xff, 0, 0x61]),
+      () => 'email;name\na@example.com;x\n',
+      () => '\t\n \n',
+      () => 'email\n' + Array.from({ length: 5000 }, (_, i) => `u${i}@example.com`).join('\n'),
+    ];
+    const type = pick(['text/csv', 'text/plain', 'text/csv; charset=utf-8', 'text/plain; charset=latin1']);
+    const query = pick([
+      '',
+      '?email_column=1',
+      '?email_column=0',
+      '?email_column=100001',
+      '?email_column=email',
+      '?email_column=%00',
+      '?email_column=%ED%A0%80',
+      '?email_column=-1',
+      '?email_column=1e3',
+      '?name=%00&max_age=-1',
+    ]);
+    const body = pick(bodies)();
+    const spec = base(world, route, 'upload', { path: `${route.template}${query}`, body });
+    spec.headers = [...spec.headers!.filter(([k]) => !/^content-type$/i.test(k)), ['Content-Type', type]];
+    if (random() < 0.3) {
+      // Chunked, in pieces that split multi-byte characters and CRLFs.
+      const bytes = Buffer.isBuffer(body) ? body : Buffer.from(body);
+      const pieces: Buffer[] = [];
+      for (let at = 0; at < bytes.length;) {
+        const size = 1 + Math.floor(random() * Math.min(bytes.length - at, 70_000));
+        const piece = bytes.subarray(at, at + size);
+        pieces.push(Buffer.from(`${size.toString(16)}\r\n`), piece, Buffer.from('\r\n'));
+        at += size;
+      }
+      pieces.push(Buffer.from('0\r\n\r\n'));
+      spec.body = Buffer.concat(pieces);
+      spec.headers.push(['Transfer-Encoding', 'chunked']);
+    }
+    return spec;
+  },
+  // The list result downloads: formats, Accept, Range and conditional headers.
+  download: (world, route) => {
+    if (!/^\/lists\/\{id\}\/results/.test(route.template) || route.method !== 'GET') return undefined;
+    const format = pick(['csv', 'ndjson', 'json', 'CSV', 'xml', '', 'csv&format=ndjson', '%00', 'csv%00']);
+    const headers: [string, string][] = [];
+    if (random() < 0.6)
+      headers.push([
+        'Accept',
+        pick([
+          'text/csv',
+          'application/x-ndjson',
+          'application/json',
+          'application/xml',
+          'text/csv;q=0',
+          '*/*;q=0',
+          'text/*',
+          'text/csv, application/x-ndjson;q=0.9',
+          'application/x-ndjson; charset=latin1',
+          ';',
+          'a'.repeat(8000),
+        ]),
+      ]);
+    if (random() < 0.3)
+      headers.push(['Range', pick(['bytes=0-10', 'bytes=-5', 'bytes=10-1', 'rows=1-2', 'bytes=0-0,5-9'])]);
+    if (random() < 0.3)
+      headers.push([
+        pick(['If-None-Match', 'If-Match', 'If-Range', 'If-Modified-Since', 'If-Unmodified-Since']),
+        pick([
+          '*',
+          'garbage',
+          '"x"',
+          'W/"x", "y"',
+          Array.from({ length: 300 }, (_, i) => `"e${i}"`).join(','),
+        ]),
+      ]);
+    const query = [
+      format === '' ? '' : `format=${format}`,
+      random() < 0.3 ? pick(['limit=1&page=2', 'status=valid,bogus', 'page=0', 'limit=1001']) : '',
+    ]
+      .filter(Boolean)
+      .join('&');
+    return base(world, route, 'download', {
+      method: random() < 0.2 ? 'HEAD' : 'GET',
+      path: `${fillPath(world, route, () => world.keptListId)}${query ? `?${query}` : ''}`,
+      headers,
+    });
+  },
   'raw-wire': (world, route) => {
     const path = fillPath(world, route);
     const host = 'Host: localhost\r\n';
@@ -1161,6 +1327,23 @@ const GENERATORS: Record<string, Generator> = {
       '\u0016\u0003\u0001\u0000\u00a5\u0001\u0000',
       `CONNECT localhost:80 HTTP/1.1\r\n${host}\r\n`,
       `${route.method} ${path}${'?a=1'.repeat(20_000)} HTTP/1.1\r\n${host}\r\n`,
+      // Chunk sizes that overflow, are negative, carry extensions or do not match the data.
+      ...['ffffffffffffffffff', '-2', '2;x=y', '2 ', ' 2', '0x2', '+2', '3'].map(
+        (size) =>
+          `${route.method} ${path} HTTP/1.1\r\n${host}Transfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n${size}\r\n{}\r\n0\r\n\r\n`,
+      ),
+      `${route.method} ${path} HTTP/1.1\r\n${host}Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+      `${route.method} ${path} HTTP/1.1\r\n${host}Transfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n2\r\n{}0\r\n\r\n`,
+      // 100-continue with the body sent without waiting for it.
+      `${route.method} ${path} HTTP/1.1\r\n${host}Expect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`,
+      `${route.method} ${path} HTTP/1.0\r\n${host}Connection: keep-alive\r\n\r\n${route.method} ${path} HTTP/1.0\r\n${host}\r\n`,
+      `${route.method} ${path} HTTP/1.1\r\n${host}Connection: upgrade\r\n\r\n`,
+      // Raw bytes that are not UTF-8 (and bidi controls) in the target and in header values.
+      `${route.method} ${path}${path.includes('?') ? '&' : '?'}q=\xff\xc0\xaf\xe2\x80\xae HTTP/1.1\r\n${host}\r\n`,
+      `${route.method} ${path}\xed\xa0\x80 HTTP/1.1\r\n${host}\r\n`,
+      `${route.method} ${path} HTTP/1.1\r\n${host}X-Request-Id: \xff\xfe\r\nIf-None-Match: "\xc0\xaf"\r\nAccept: \xe2\x80\xae/*\r\n\r\n`,
+      `${route.method} ${path}${path.includes('?') ? '&' : '?'}${'%'.repeat(3)} HTTP/1.1\r\n${host}\r\n`,
+      `${route.method} ${path}${'/%00'} HTTP/1.1\r\n${host}\r\n`,
     ];
     const text = pick(cases);
     return {
@@ -1558,6 +1741,12 @@ async function main(): Promise<void> {
     headers: { 'x-api-key': key, 'content-type': 'application/json' },
     body: JSON.stringify({ emails: ['a@example.com'] }),
   }).catch(() => ({ data: { id: '00000000-0000-0000-0000-000000000000' } }))) as Json;
+  // The downloads' own list: DELETE /lists/{id} is fuzzed too and may remove the other one.
+  const kept = (await json(verifyPort, '/lists', {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'content-type': 'text/csv' },
+    body: 'email,name\na@example.com,=cmd\nb@example.org,"x, y"\n',
+  }).catch(() => ({ data: { id: 'x' } }))) as Json;
   const mine = (await json(qaPort, '/api/questions', {
     method: 'POST',
     headers: writeHeaders,
@@ -1633,6 +1822,7 @@ async function main(): Promise<void> {
     webhookId: ((hook.data as Json)?.id as number) ?? 1,
     pollId: ((poll.data as Json)?.id as number) ?? 1,
     listId: String(((list.data as Json)?.id as string) ?? 'x'),
+    keptListId: String(((kept.data as Json)?.id as string) ?? 'x'),
     cursors,
     admin: { cookie: jar(), csrf: adminCsrf, origin },
   };
@@ -1696,8 +1886,8 @@ async function main(): Promise<void> {
 
   const specs: Spec[] = [];
   for (const route of [...routes, ...extras])
-    for (const generate of Object.values(GENERATORS))
-      for (let i = 0; i < args.rounds; i++) {
+    for (const [cls, generate] of Object.entries(GENERATORS))
+      for (let i = 0; i < args.rounds * (SINGLE_ROUTE_CLASSES.includes(cls) ? 5 : 1); i++) {
         const spec = generate(world, route);
         if (!spec) break;
         if (loose(route.template)) spec.loose = true;
