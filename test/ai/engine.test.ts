@@ -124,6 +124,22 @@ describe('chat through an OpenAI-compatible provider (local fake server)', () =>
     expect(warnings).toHaveLength(1);
   });
 
+  it('falls back when the provider sends its response head, then nothing more', async () => {
+    fake.mode = 'stall';
+    const result = await engineWithProvider(200).chat('What are citra hops?');
+    expect(result.generatedBy).toBe('local');
+    expect(warnings).toHaveLength(1);
+  });
+
+  it('falls back when the provider answers an endless body, reading only a bounded part of it', async () => {
+    fake.mode = 'endless';
+    // A deadline long enough to take in gigabytes on loopback: the size bound must stop the reading first.
+    const result = await engineWithProvider(20_000).chat('What are citra hops?');
+    expect(result.generatedBy).toBe('local');
+    expect(warnings).toHaveLength(1);
+    expect(fake.endlessBytes).toBeLessThan(64 * 1024 * 1024);
+  });
+
   it('falls back when the provider returns an empty reply', async () => {
     fake.mode = 'empty';
     const result = await engineWithProvider().chat('What are citra hops?');

@@ -44,12 +44,46 @@ export function buildProviderMessages(
   ];
 }
 
+/** A chat completion of a few hundred tokens is a few kilobytes; a longer answer is not one. */
+export const AI_PROVIDER_MAX_RESPONSE_BYTES = 1024 * 1024;
+
+/**
+ * fetch bounded as a whole: the SDK's own timeout ends once the response head has arrived, so a provider that
+ * then stalls, or streams an endless body, would hold the job forever and fill the worker's memory. Here the
+ * deadline also covers reading the body, and a body past `maxBytes` is an error.
+ */
+export function boundedFetch(timeoutMs: number, maxBytes: number): typeof fetch {
+  return async (input, init) => {
+    const deadline = AbortSignal.timeout(timeoutMs);
+    const signal = init?.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
+    const response = await fetch(input, { ...init, signal });
+    if (!response.body) return response;
+    let received = 0;
+    const limited = response.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, controller) {
+          received += chunk.byteLength;
+          if (received > maxBytes) controller.error(new Error(`response body over ${maxBytes} bytes`));
+          else controller.enqueue(chunk);
+        },
+      }),
+    );
+    return new Response(limited, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    });
+  };
+}
+
 export function createChatProvider(config: ChatProviderConfig): ChatProvider {
+  const timeoutMs = config.timeoutMs ?? AI_PROVIDER_TIMEOUT_MS;
   const client = new OpenAI({
     baseURL: config.baseURL,
     apiKey: config.apiKey,
-    timeout: config.timeoutMs ?? AI_PROVIDER_TIMEOUT_MS,
+    timeout: timeoutMs,
     maxRetries: 0,
+    fetch: boundedFetch(timeoutMs, AI_PROVIDER_MAX_RESPONSE_BYTES),
   });
   return {
     async complete(message, context) {

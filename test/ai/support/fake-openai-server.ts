@@ -6,7 +6,11 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export type FakeMode = 'ok' | 'error' | 'hang' | 'empty';
+/**
+ * `hang`: never answers. `stall`: sends the response head and the start of a body, then nothing more. `endless`:
+ * a 200 whose JSON body never ends, written as fast as the client reads it.
+ */
+export type FakeMode = 'ok' | 'error' | 'hang' | 'empty' | 'stall' | 'endless';
 
 export interface RecordedRequest {
   method: string;
@@ -19,6 +23,8 @@ export interface FakeOpenAiServer {
   baseURL: string;
   requests: RecordedRequest[];
   mode: FakeMode;
+  /** Body bytes written in `endless` mode, counted as the client takes them. */
+  readonly endlessBytes: number;
   reply: string;
   close(): Promise<void>;
 }
@@ -28,6 +34,7 @@ export async function startFakeOpenAiServer(): Promise<FakeOpenAiServer> {
     mode: 'ok' as FakeMode,
     reply: 'Citra hops give citrus and tropical fruit flavours [1].',
     requests: [] as RecordedRequest[],
+    endlessBytes: 0,
   };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -47,6 +54,24 @@ export async function startFakeOpenAiServer(): Promise<FakeOpenAiServer> {
         return;
       }
       if (state.mode === 'hang') return; // never answers: the client's timeout must fire
+      if (state.mode === 'stall') {
+        res.writeHead(200, { 'content-type': 'application/json' }).write('{"id":"chatcmpl-fake",');
+        return;
+      }
+      if (state.mode === 'endless') {
+        res.writeHead(200, { 'content-type': 'application/json' }).write('{"id":"');
+        const chunk = Buffer.alloc(64 * 1024, 'a');
+        // Writes only as fast as the client reads (drain), so the count is what the client took in.
+        const more = () => {
+          while (!res.destroyed) {
+            state.endlessBytes += chunk.length;
+            if (!res.write(chunk)) return void res.once('drain', more);
+          }
+        };
+        res.on('close', () => res.off('drain', more));
+        more();
+        return;
+      }
       if (state.mode === 'error') {
         res
           .writeHead(500, { 'content-type': 'application/json' })
@@ -72,6 +97,9 @@ export async function startFakeOpenAiServer(): Promise<FakeOpenAiServer> {
     baseURL: `http://127.0.0.1:${port}/v1`,
     get requests() {
       return state.requests;
+    },
+    get endlessBytes() {
+      return state.endlessBytes;
     },
     get mode() {
       return state.mode;
