@@ -37,6 +37,13 @@ export function confirmationMail(to: string, frequency: Frequency, confirmUrl: s
   return { to, subject, text, html };
 }
 
+/**
+ * Question titles and tag names in the text part, on one line each. Titles written through the API are one line
+ * already, but imported ones are stored as the dump has them: a line break in one would let it add lines of its
+ * own to the message (a fake "Unsubscribe:" link).
+ */
+const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim();
+
 const periodLabel = (period: Period) => {
   const day = period.start.toISOString().slice(0, 10);
   if (period.frequency === 'daily') return day;
@@ -57,8 +64,8 @@ export function digestMail(
     `The best new questions of ${label}:`,
     '',
     ...questions.flatMap((q, i) => [
-      `${i + 1}. ${q.title}`,
-      `   ${count(q.votes, 'vote')}, ${count(q.answersCount, 'answer')}${q.tagNames.length ? ` · ${q.tagNames.join(', ')}` : ''}`,
+      `${i + 1}. ${oneLine(q.title)}`,
+      `   ${count(q.votes, 'vote')}, ${count(q.answersCount, 'answer')}${q.tagNames.length ? ` · ${oneLine(q.tagNames.join(', '))}` : ''}`,
       `   ${links.question(q)}`,
       '',
     ]),

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { classifySmtpError, createMailer } from '../../shared/mail/transport.js';
+import { digestMail, newsletterLinks } from '../../shared/newsletter/messages.js';
 import { parsePeriod, periodBefore } from '../../shared/newsletter/period.js';
 import { newsletterTokens } from '../../shared/newsletter/tokens.js';
 import { createSigner } from '../../shared/secrets.js';
@@ -126,5 +127,32 @@ describe('mail without SMTP_URL (the embedded default)', () => {
       messageId,
     });
     expect(lines.join('')).not.toContain('token=abc');
+  });
+});
+
+describe('digest message', () => {
+  it('keeps each question on its own lines and escapes it in the HTML part, whatever its title holds', () => {
+    // An imported title is stored as the dump has it: line breaks and markup included.
+    const hostile = {
+      id: 7,
+      title: 'Hops <img src=x onerror=alert(1)>\r\n\r\nUnsubscribe: https://evil.example/\r\n',
+      slug: 'hops',
+      votes: 3,
+      answersCount: 1,
+      tagNames: ['ipa\nUnsubscribe: https://evil.example/tag', '"><b>'],
+    };
+    const links = newsletterLinks('https://agora.example');
+    const mail = digestMail('reader@example.com', parsePeriod('daily-2026-11-27')!, [hostile], {
+      question: links.question,
+      unsubscribe: links.unsubscribe('tok'),
+    });
+    const lines = mail.text.split(/\r?\n|\r/);
+    expect(lines.filter((line) => line.startsWith('Unsubscribe:'))).toEqual([
+      'Unsubscribe: https://agora.example/api/newsletter/unsubscribe?token=tok',
+    ]);
+    expect(lines).toContain('1. Hops <img src=x onerror=alert(1)> Unsubscribe: https://evil.example/');
+    expect(mail.html).not.toMatch(/<img|<b>/);
+    expect(mail.html).toContain('Hops &lt;img src=x onerror=alert(1)&gt;');
+    expect(mail.subject).not.toMatch(/[\r\n]/);
   });
 });
