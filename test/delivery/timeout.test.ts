@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../shared/config.js';
 import { enqueueDelivery } from '../../shared/delivery/index.js';
@@ -66,5 +67,46 @@ describe('the timeout of a delivery attempt', () => {
   it('bounds one attempt by the timeout it is given', async () => {
     const result = await sendOnce(silent.url(), {}, '{}', { timeoutMs: 200, allowPrivate: true });
     expect(result).toEqual({ error: 'no response within 200 ms' });
+  });
+
+  it('bounds a response head that trickles in, and never reads an endless body', async () => {
+    // A raw socket server: node:http cannot trickle a status line or keep a body going for ever.
+    let bodyChunks = 0;
+    const server = net.createServer((socket) => {
+      socket.on('error', () => {});
+      socket.once('data', (request) => {
+        if (request.toString().startsWith('POST /trickle ')) {
+          socket.write('HTTP/1.1 200 OK\r\n');
+          const drip = setInterval(() => socket.write('x'), 20);
+          socket.on('close', () => clearInterval(drip));
+          return;
+        }
+        socket.write('HTTP/1.1 200 OK\r\ncontent-type: text/plain\r\n\r\n');
+        const chunk = Buffer.alloc(64 * 1024, 'a');
+        // Written only as fast as the client reads, so the count is what the client took in.
+        const more = () => {
+          while (!socket.destroyed) {
+            bodyChunks++;
+            if (!socket.write(chunk)) return void socket.once('drain', more);
+          }
+        };
+        more();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+    try {
+      const options = { timeoutMs: 300, allowPrivate: true };
+      expect(await sendOnce(`${base}/trickle`, {}, '{}', options)).toEqual({
+        error: 'no response within 300 ms',
+      });
+      expect(await sendOnce(`${base}/endless`, {}, '{}', { ...options, timeoutMs: 20_000 })).toEqual({
+        status: 200,
+      });
+      // The status is all a delivery needs: the connection is closed at the head, not after 20 s of body.
+      expect(bodyChunks).toBeLessThan(1024);
+    } finally {
+      server.close();
+    }
   });
 });
