@@ -105,11 +105,18 @@ function duplicateOf(client: RedisClient, options: RedisOptions & ClusterOptions
   });
 }
 
-async function answers(url: string): Promise<boolean> {
+/**
+ * Whether a Redis at `url` answers PING within about a second. Something that accepts connections and never answers
+ * (a stopped redis-server, another service on the port) is no answer: connectTimeout ends at the TCP connection, so
+ * the ready check (INFO) is skipped and PING has its own commandTimeout, else the probe would wait for ever.
+ */
+export async function redisAnswers(url: string): Promise<boolean> {
   const probe = new Redis(url, {
     lazyConnect: true,
     maxRetriesPerRequest: 0,
     connectTimeout: 1000,
+    enableReadyCheck: false,
+    commandTimeout: 1000,
     retryStrategy: () => null,
   });
   probe.on('error', () => {});
@@ -145,7 +152,7 @@ export async function ensureRedis(
   logger: Logger,
 ): Promise<EnsuredRedis> {
   if (configured) return { url: configured };
-  if (await answers(DEFAULT_URL)) return { url: DEFAULT_URL };
+  if (await redisAnswers(DEFAULT_URL)) return { url: DEFAULT_URL };
   if (spawnSync('redis-server', ['--version']).error) throw new Error(REDIS_MISSING_HELP);
 
   const dir = path.join(dataDir, 'redis');
@@ -170,7 +177,7 @@ export async function ensureRedis(
     { stdio: 'ignore' },
   );
   for (let attempt = 0; attempt < 50; attempt++) {
-    if (await answers(DEFAULT_URL)) return { url: DEFAULT_URL, child };
+    if (await redisAnswers(DEFAULT_URL)) return { url: DEFAULT_URL, child };
     if (child.exitCode !== null) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
