@@ -100,30 +100,55 @@ export function createMailer(
       close: () => transport.close(),
     };
   }
-  const transport = nodemailer.createTransport(
-    {
-      url: config.smtpUrl,
-      pool: true,
-      // As many connections as a worker runs send jobs at once (workers/newsletter/processor.ts).
-      maxConnections: 8,
-      maxMessages: 100,
-      connectionTimeout: config.smtpTimeoutMs,
-      greetingTimeout: config.smtpTimeoutMs,
-      socketTimeout: config.smtpTimeoutMs,
-      dnsTimeout: config.smtpTimeoutMs,
-    },
-    { from: config.mailFrom },
-  );
+  // nodemailer's timeouts are per step and idle-only: a server that keeps sending, slowly, never trips them.
+  const deadlineMs = SEND_DEADLINE_STEPS * config.smtpTimeoutMs;
+  const open = () =>
+    nodemailer.createTransport(
+      {
+        url: config.smtpUrl,
+        pool: true,
+        // As many connections as a worker runs send jobs at once (workers/newsletter/processor.ts).
+        maxConnections: 8,
+        maxMessages: 100,
+        connectionTimeout: config.smtpTimeoutMs,
+        greetingTimeout: config.smtpTimeoutMs,
+        socketTimeout: config.smtpTimeoutMs,
+        dnsTimeout: config.smtpTimeoutMs,
+      },
+      { from: config.mailFrom },
+    );
+  let transport = open();
   return {
     kind: 'smtp',
     async send(mail) {
+      const pool = transport;
+      const sending = pool.sendMail(mail);
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new SendDeadline()), deadlineMs);
+      });
       try {
-        const info = await transport.sendMail(mail);
+        const info = await Promise.race([sending, deadline]);
         return { messageId: info.messageId };
       } catch (err) {
-        throw classifySmtpError(err as SmtpErrorFields);
+        if (!(err instanceof SendDeadline)) throw classifySmtpError(err as SmtpErrorFields);
+        // The stuck connection cannot be singled out in the pool: a fresh pool takes the next sends and the old
+        // one is closed, failing whatever else it was sending (as a lost connection would).
+        sending.catch(() => {});
+        if (transport === pool) {
+          transport = open();
+          pool.close({ force: true });
+        }
+        throw new MailError('unknown', `the SMTP exchange did not end within ${deadlineMs} ms`);
+      } finally {
+        clearTimeout(timer);
       }
     },
     close: () => transport.close(),
   };
 }
+
+/** A whole send (a pooled connection, greeting, commands, the message) may take this many SMTP_TIMEOUT_MS. */
+const SEND_DEADLINE_STEPS = 3;
+
+class SendDeadline extends Error {}

@@ -1,11 +1,13 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import net from 'node:net';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { classifySmtpError, createMailer } from '../../shared/mail/transport.js';
+import { classifySmtpError, createMailer, MailError } from '../../shared/mail/transport.js';
 import { digestMail, newsletterLinks } from '../../shared/newsletter/messages.js';
 import { parsePeriod, periodBefore } from '../../shared/newsletter/period.js';
 import { newsletterTokens } from '../../shared/newsletter/tokens.js';
 import { createSigner } from '../../shared/secrets.js';
+import { onCommands } from '../support/smtp-servers.js';
 
 describe('digest periods', () => {
   it('covers the last complete UTC day, ISO week and month before the send time', () => {
@@ -101,6 +103,57 @@ describe('SMTP failure classes', () => {
       classifySmtpError({ code: 'ETIMEDOUT', command: 'CONN', timeoutType: 'SOCKET_TIMEOUT', message: '' })
         .failure,
     ).toBe('unknown');
+  });
+});
+
+describe('an SMTP server that keeps talking without ever finishing', () => {
+  it('ends the send past its deadline, closes that connection, and the next send goes through', async () => {
+    // The first session trickles its EHLO reply line after line, each well within the idle timeout, for ever;
+    // later sessions are a plain, accepting server.
+    const sessions: { closed: boolean }[] = [];
+    let delivered = 0;
+    const server = net.createServer((socket) => {
+      const session = { closed: false };
+      const trickle = sessions.push(session) === 1;
+      socket.on('error', () => {});
+      socket.on('close', () => (session.closed = true));
+      socket.write('220 relay.test ESMTP\r\n');
+      let inData = false;
+      onCommands(socket, (verb, line) => {
+        if (inData) {
+          if (line !== '.') return;
+          inData = false;
+          delivered++;
+          socket.write('250 2.0.0 queued\r\n');
+        } else if (verb === 'EHLO' && trickle) {
+          const drip = setInterval(() => socket.write('250-still thinking\r\n'), 50);
+          socket.on('close', () => clearInterval(drip));
+        } else if (verb === 'DATA') {
+          inData = true;
+          socket.write('354 go ahead\r\n');
+        } else if (verb === 'QUIT') socket.end('221 bye\r\n');
+        else socket.write('250 ok\r\n');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as net.AddressInfo;
+    const mailer = createMailer(
+      { smtpUrl: `smtp://127.0.0.1:${port}`, mailFrom: 'a@agora.test', smtpTimeoutMs: 200 },
+      pino({ level: 'silent' }),
+    );
+    const mail = { to: 'x@example.test', subject: 'Digest', text: 'text', html: '<p>html</p>' };
+    try {
+      const stuck = await mailer.send(mail).catch((err: unknown) => err);
+      expect(stuck).toBeInstanceOf(MailError);
+      expect(stuck).toMatchObject({ failure: 'unknown', message: /did not end within 600 ms/ });
+      await vi.waitFor(() => expect(sessions[0]!.closed).toBe(true), { timeout: 10_000 });
+
+      expect((await mailer.send(mail)).messageId).toMatch(/@/);
+      expect(delivered).toBe(1);
+    } finally {
+      mailer.close();
+      server.close();
+    }
   });
 });
 
