@@ -226,7 +226,8 @@ export class SmtpSession {
     while ((newline = this.buffer.indexOf('\n')) >= 0) {
       const line = this.buffer.slice(0, newline).replace(/\r$/, '');
       this.buffer = this.buffer.slice(newline + 1);
-      if (!/^\d{3}([ -]|$)/.test(line))
+      // RFC 5321 §4.2: a reply code starts with 2 to 5; "999" or "199" says nothing we could grade.
+      if (!/^[2-5]\d{2}([ -]|$)/.test(line))
         return this.protocolError(`malformed reply line: ${line.slice(0, 80)}`);
       // RFC 5321 §4.2.1: every line of a reply carries the same code; which one would count is anyone's guess.
       if (this.lines.length > 0 && line.slice(0, 3) !== this.lines[0]!.slice(0, 3))

@@ -61,6 +61,24 @@ describe('SmtpSession', () => {
     await expect(connect(port)).rejects.toMatchObject({ kind: 'protocol' });
   });
 
+  it.each(['999 weird', '199 early', '099 zero', '699 six'])(
+    'rejects a reply code outside 2xx-5xx (%s) as a protocol error',
+    async (reply) => {
+      const greeting = await serve((socket) => socket.write(`${reply}\r\n`));
+      const greeted = await connect(greeting).catch((err: unknown) => err);
+      if (!(greeted instanceof SmtpError)) (greeted as { session: SmtpSession }).session.close();
+      expect(greeted).toMatchObject({ kind: 'protocol' });
+      const rcpt = await serve((socket) => {
+        socket.write('220 hi\r\n');
+        socket.on('data', () => socket.write(`${reply}\r\n`));
+      });
+      const { session } = await connect(rcpt);
+      const answered = await session.command('RCPT TO:<a@b.test>').catch((err: unknown) => err);
+      session.close();
+      expect(answered).toMatchObject({ kind: 'protocol' });
+    },
+  );
+
   it('refuses an endless reply line', async () => {
     const port = await serve((socket) => socket.write('220 ' + 'x'.repeat(10_000)));
     await expect(connect(port)).rejects.toMatchObject({ kind: 'protocol' });

@@ -16,6 +16,7 @@ const BATCH = '127.0.0.6';
 const GREET_421 = '127.0.0.7';
 const SENDER_BLOCK = '127.0.0.8';
 const PARALLEL = '127.0.0.11';
+const MAIL_999 = '127.0.0.12';
 const NOBODY_1 = '127.0.0.9'; // nothing listens: connection refused
 const NOBODY_2 = '127.0.0.10';
 
@@ -43,6 +44,7 @@ beforeAll(async () => {
     [PARALLEL]: { kind: 'raw' },
     [GREET_421]: { kind: 'raw', greeting: '421 4.3.2 Service shutting down, closing transmission channel' },
     [SENDER_BLOCK]: { kind: 'raw', mailFrom: '550 5.7.1 Sender rejected by policy' },
+    [MAIL_999]: { kind: 'raw', mailFrom: '999 5.7.1 Sender rejected' },
   });
   dns = await startDnsServer({
     ...host('mx.main.test', MAIN),
@@ -66,6 +68,8 @@ beforeAll(async () => {
     ...host('mx.batch.test', BATCH),
     'senderblock.test': mx('mx.senderblock.test'),
     ...host('mx.senderblock.test', SENDER_BLOCK),
+    'mail999.test': mx('mx.mail999.test'),
+    ...host('mx.mail999.test', MAIL_999),
     'servfail.test': { rcode: 'SERVFAIL' },
     'slowdns.test': { silent: true },
     'main.test': mx('mx.main.test'),
@@ -177,6 +181,12 @@ describe('fallback and misbehaving servers', () => {
     ]);
     for (const r of results)
       expect(r).toMatchObject({ status: 'unknown', reason: 'blocked', smtp_code: 550 });
+  });
+
+  // A code outside 2xx-5xx is a broken server, not a 5xx refusing us: it must not pass for a block of the prober.
+  it('reads a MAIL FROM answered with an invalid code as a broken session, not a block', async () => {
+    const r = await createVerifier(options()).verify('a@mail999.test');
+    expect(r).toMatchObject({ status: 'unknown', reason: 'connection_failed', smtp_valid: false });
   });
 });
 
