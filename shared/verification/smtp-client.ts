@@ -143,6 +143,8 @@ export class SmtpSession {
       );
       const fail = (err: SmtpError): void => {
         clearTimeout(timer);
+        // The plain stream is detached and the socket gone with the TLS one: the session is over.
+        this.failure ??= err;
         secure.destroy();
         reject(err);
       };

@@ -136,4 +136,29 @@ describe('SmtpSession', () => {
     const { session } = await connect(port);
     await expect(session.startTls()).rejects.toMatchObject({ kind: 'protocol' });
   });
+
+  it.each([
+    ['answers the handshake with garbage', 'connection_failed', 'HTTP/1.1 400 Bad Request\r\n\r\n'],
+    ['never answers the handshake', 'timeout', null],
+  ] as const)(
+    'a server that %s after its 220 to STARTTLS fails the session: it is not alive, nothing more is sent',
+    async (_, kind, answer) => {
+      const port = await serve((socket) => {
+        socket.write('220 hi\r\n');
+        let started = false;
+        socket.on('data', (chunk: Buffer) => {
+          if (started) {
+            if (answer) socket.write(answer);
+          } else if (chunk.toString().startsWith('STARTTLS')) {
+            started = true;
+            socket.write('220 go ahead\r\n');
+          } else socket.write('250 ok\r\n');
+        });
+      });
+      const { session } = await connect(port, 200);
+      await expect(session.startTls()).rejects.toMatchObject({ kind });
+      expect(session.alive).toBe(false);
+      await expect(session.command('RCPT TO:<a@b.test>')).rejects.toMatchObject({ kind });
+    },
+  );
 });
