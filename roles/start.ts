@@ -41,51 +41,17 @@ export async function startRoles(argv: string[] = process.argv.slice(2)): Promis
     throw new Error(`--role must be all, qa, verify or workers`);
   const config = configOrExit();
   const logger = createLogger(config.logLevel, `agora-${role}`);
-  const { runtime, redis } = await bootRuntime(config, logger, {
-    migrate: true,
-    startRedis: true,
-    service: true,
-    // Only the Q&A service sends reads to replicas; other roles would only run their health checks.
-    readReplicas: role === 'all' || role === 'qa',
-  });
-  const redisWhere =
-    config.redisClusterNodes.length > 0
-      ? { redisCluster: config.redisClusterNodes }
-      : { redis: redactUrl(redis.url) };
-  logger.info({ database: runtime.database.kind, ...redisWhere }, 'runtime ready');
-  if (role === 'all' || role === 'qa') await loadDemoDataIfEmpty(config, runtime.database, logger);
-  for (const warning of developmentSecretWarnings(config)) logger.warn(warning);
 
+  // What has started so far, stopped in this order: intake first (servers, then workers drain their running jobs),
+  // then Redis and PostgreSQL. The stop signals are ours from here on, not only once 'ready' is logged: a Ctrl-C
+  // during start-up (migrations, the first start's demo import, a listen) lets the step under way finish, then stops
+  // what has started as gracefully as later, instead of the signal killing the process with the embedded database
+  // open and a private redis-server left running.
   const servers: { close(): Promise<void> }[] = [];
   let pool: WorkerPool | undefined;
-
-  if (role === 'all' || role === 'qa') {
-    const app = await buildQaApp(runtime);
-    await app.listen({ host: config.host, port: config.qaPort });
-    servers.push(app);
-  }
-  if (role === 'all' || role === 'verify') {
-    const app = await buildVerifyApp(runtime);
-    await app.listen({ host: config.host, port: config.verifyPort });
-    servers.push(app);
-  }
-  if (role === 'all' || role === 'workers') {
-    const requested =
-      values.queues
-        ?.split(',')
-        .map((q) => q.trim())
-        .filter(Boolean) ?? config.workerQueues;
-    pool = await startWorkerPool(runtime, requested);
-    // Alone, a worker process has no HTTP app to serve /metrics from; with the services, theirs shows it all.
-    const metrics =
-      role === 'workers' ? await startWorkerMetrics(config, logger, runtime.queues, pool.queues) : undefined;
-    if (metrics) servers.push(metrics);
-  }
-
-  logger.info(whereThingsAre(config, role), 'ready');
-
-  // Stop intake first (servers, then workers drain their running jobs), then close Redis and PostgreSQL.
+  const booted: Partial<Awaited<ReturnType<typeof bootRuntime>>> = {};
   let stopSignal: NodeJS.Signals | undefined;
+  let ready = false;
   const grace = closeWithGrace(
     { delay: config.shutdownTimeoutMs + 2000, skip: [...STOP_SIGNALS] },
     async ({ signal, err }) => {
@@ -93,8 +59,8 @@ export async function startRoles(argv: string[] = process.argv.slice(2)): Promis
       else logger.info({ signal: signal ?? stopSignal }, 'shutting down');
       await Promise.all(servers.map((s) => s.close()));
       await pool?.close(config.shutdownTimeoutMs);
-      await runtime.close();
-      redis.child?.kill('SIGTERM');
+      await booted.runtime?.close();
+      booted.redis?.child?.kill('SIGTERM');
       logger.info('stopped');
     },
   );
@@ -108,13 +74,68 @@ export async function startRoles(argv: string[] = process.argv.slice(2)): Promis
     if (firstSignalAt === undefined) {
       firstSignalAt = Date.now();
       stopSignal = signal;
-      void grace.close();
+      if (ready) void grace.close();
+      else logger.info({ signal }, 'stopping once the start-up step under way is done');
     } else if (Date.now() - firstSignalAt >= SECOND_SIGNAL_WINDOW_MS) {
       logger.error({ signal }, `second ${signal}, exiting`);
       process.exit(1);
     }
   };
   for (const signal of STOP_SIGNALS) process.on(signal, onStopSignal);
+  // Between start-up steps: a stop asked for meanwhile is carried out now (grace.close() ends the process).
+  const stopIfAsked = async () => {
+    if (stopSignal) await grace.close();
+  };
+
+  Object.assign(
+    booted,
+    await bootRuntime(config, logger, {
+      migrate: true,
+      startRedis: true,
+      service: true,
+      // Only the Q&A service sends reads to replicas; other roles would only run their health checks.
+      readReplicas: role === 'all' || role === 'qa',
+    }),
+  );
+  const { runtime, redis } = booted as Required<typeof booted>;
+  const redisWhere =
+    config.redisClusterNodes.length > 0
+      ? { redisCluster: config.redisClusterNodes }
+      : { redis: redactUrl(redis.url) };
+  logger.info({ database: runtime.database.kind, ...redisWhere }, 'runtime ready');
+  await stopIfAsked();
+  if (role === 'all' || role === 'qa') await loadDemoDataIfEmpty(config, runtime.database, logger);
+  for (const warning of developmentSecretWarnings(config)) logger.warn(warning);
+
+  if (role === 'all' || role === 'qa') {
+    await stopIfAsked();
+    const app = await buildQaApp(runtime);
+    servers.push(app);
+    await app.listen({ host: config.host, port: config.qaPort });
+  }
+  if (role === 'all' || role === 'verify') {
+    await stopIfAsked();
+    const app = await buildVerifyApp(runtime);
+    servers.push(app);
+    await app.listen({ host: config.host, port: config.verifyPort });
+  }
+  if (role === 'all' || role === 'workers') {
+    await stopIfAsked();
+    const requested =
+      values.queues
+        ?.split(',')
+        .map((q) => q.trim())
+        .filter(Boolean) ?? config.workerQueues;
+    pool = await startWorkerPool(runtime, requested);
+    // Alone, a worker process has no HTTP app to serve /metrics from; with the services, theirs shows it all.
+    const metrics =
+      role === 'workers' ? await startWorkerMetrics(config, logger, runtime.queues, pool.queues) : undefined;
+    if (metrics) servers.push(metrics);
+  }
+
+  await stopIfAsked();
+  ready = true;
+  logger.info(whereThingsAre(config, role), 'ready');
 }
 
 const STOP_SIGNALS = ['SIGINT', 'SIGTERM'] as const;

@@ -90,3 +90,34 @@ describe('a second SIGINT right after the first (Ctrl-C through npm)', () => {
     }
   }, 90_000);
 });
+
+// A stop signal while the process is still starting (migrations, the first start's demo import, the listens, the
+// worker pool): the signal handlers were installed only once 'ready' was logged, so before that Node's default
+// killed the process on the spot (no exit code, the embedded database left open, a private redis-server orphaned).
+describe('SIGTERM during start-up', () => {
+  let runtime: TestRuntime;
+
+  beforeAll(async () => {
+    runtime = await createTestRuntime();
+  });
+  afterAll(() => runtime?.close());
+
+  it('finishes the step under way, stops what has started and exits 0', async () => {
+    const server = startProcess('bin/start.ts', [], {
+      ...runtime.env,
+      QA_PORT: '0',
+      VERIFY_PORT: '0',
+      DEMO_DATA: 'false',
+    });
+    try {
+      // Logged before the apps are built and the workers started: the signal comes while those steps run.
+      await server.waitFor(/"msg":"runtime ready"/);
+      server.child.kill('SIGTERM');
+      const code = await server.exited;
+      expect(server.output()).toMatch(/"msg":"stopped"/);
+      expect(code).toBe(0);
+    } finally {
+      if (server.child.exitCode === null) server.child.kill('SIGKILL');
+    }
+  }, 90_000);
+});
