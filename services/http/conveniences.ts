@@ -31,8 +31,6 @@ const EXPOSED_HEADERS = [
   'X-Request-Id',
 ];
 const READ_METHODS = ['GET', 'HEAD'];
-/** The route @fastify/cors answers preflights on (never charged to the rate limit). */
-export const CORS_PREFLIGHT_ROUTE = '*';
 // Liveness and scraping must answer even when the process sheds load; /ready does not (it leaves the rotation).
 const NEVER_SHED = new Set(['/health', '/metrics']);
 const RETRY_AFTER_SECONDS = 10;

@@ -14,7 +14,6 @@ import {
 } from '../../shared/ratelimit/limiter.js';
 import { duplicateConnection, type RedisClient } from '../../shared/redis.js';
 import { errorBody } from './errors.js';
-import { CORS_PREFLIGHT_ROUTE } from './conveniences.js';
 import { DOCUMENTATION_ROUTES } from './openapi.js';
 
 declare module 'fastify' {
@@ -53,9 +52,13 @@ export interface RateLimitPluginOptions {
 }
 
 export const DEFAULT_EXEMPT = ['/health', '/ready', '/metrics'];
-// One load of a docs page is a dozen requests, and a CORS preflight is the browser's question, not the caller's
-// request.
-const EXEMPT_PREFIXES = [...DOCUMENTATION_ROUTES, CORS_PREFLIGHT_ROUTE];
+// One load of a docs page is a dozen requests.
+const EXEMPT_PREFIXES = DOCUMENTATION_ROUTES;
+// A CORS preflight is the browser's question, not the caller's request. Only one that @fastify/cors answered
+// (it marks the request) is free: any other OPTIONS request also lands on its match-everything route, and is a
+// 404, a 405 or a 401 for a bad key like the same request under another method.
+const isCorsPreflight = (request: FastifyRequest) =>
+  (request as { corsPreflightEnabled?: boolean }).corsPreflightEnabled === true;
 // A signed-in operator's panel traffic is not counted (the queue board polls every few seconds), but whether a
 // session cookie is real is known only once the panel has checked it: a panel request that carries one is counted
 // in onSend unless it turned out to be a session. Anonymous /admin requests (the login form, guesses at URLs)
@@ -161,6 +164,7 @@ export const rateLimitPlugin = fp<RateLimitPluginOptions>(
       return (
         url !== undefined &&
         (request.routeOptions.config?.rateLimitCost === 'free' ||
+          isCorsPreflight(request) ||
           exempt.has(url) ||
           EXEMPT_PREFIXES.some((p) => url === p || url.startsWith(`${p}/`)))
       );
