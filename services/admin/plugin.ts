@@ -13,7 +13,7 @@ import { listsPage } from './pages/lists.js';
 import { webhooksPage } from './pages/webhooks.js';
 import { newsletterPage } from './pages/newsletter.js';
 import { settingsPages } from './pages/settings.js';
-import { queuesBoard } from './queues.js';
+import { QUEUES_PATH, queuesBoard } from './queues.js';
 import { formBody, sendPage, type AdminContext } from './respond.js';
 import { createAdminSessions, type AdminSession } from './session.js';
 import { KEY_GROUPS, keyGroup } from '../../shared/keyspace.js';
@@ -141,7 +141,8 @@ export const adminPlugin: FastifyPluginAsync<{ deps: AdminDeps }> = async (app, 
   await app.register(async (secured: FastifyInstance) => {
     secured.addHook('onRequest', async (request, reply) => {
       request.adminSession = await sessions.read(request);
-      const isApi = request.url.startsWith('/admin/queues/api/');
+      // By the route matched, not the raw URL: /admin/queues/%61pi/… reaches the same API route.
+      const isApi = request.routeOptions.url?.startsWith(`${QUEUES_PATH}/api/`) === true;
       if (!request.adminSession) {
         if ((request.method === 'GET' || request.method === 'HEAD') && !isApi)
           return reply.redirect('/admin/login', 303);

@@ -152,6 +152,12 @@ describe('admin sessions and the login throttle', { timeout: 180_000 }, () => {
     const bare = await http(url, { method: 'PUT', headers: jar.header });
     expect(bare.status).toBe(403);
     expect(await bare.json()).toMatchObject({ error: true, code: 403 });
+    // The router decodes the path: a percent-encoded spelling reaches the same action and needs the same token.
+    for (const spelling of ['/admin/queues/%61pi/queues/pause', '/admin/queues/api/queues/%70ause']) {
+      const encoded = await http(`${qa.base}${spelling}`, { method: 'PUT', headers: jar.header });
+      expect(encoded.status).toBe(403);
+      expect(await encoded.json()).toMatchObject({ error: true, code: 403 });
+    }
     const withToken = await http(url, { method: 'PUT', headers: { ...jar.header, 'x-csrf-token': csrf } });
     expect(withToken.status).toBe(200);
     const withOrigin = await http(url, { method: 'PUT', headers: { ...jar.header, origin: qa.base } });
