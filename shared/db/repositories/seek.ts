@@ -85,17 +85,32 @@ const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 const MAX_INT4 = 2_147_483_647;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
+/**
+ * How a walk reads the list's index: `backwards` when it goes against the index's own order (a reversed list, or a
+ * walk from the far end, but not both), `descending` in the sort keys' terms.
+ */
+function walkOf(order: SeekOrder, reverseWalk: boolean): { backwards: boolean; descending: boolean } {
+  const backwards = reverseWalk !== (order.reversed ?? false);
+  return { backwards, descending: (order.direction === 'desc') !== backwards };
+}
+
 // ASC sorts NULLS LAST and DESC NULLS LAST, as the indexes are built; the reverse walks the same index backwards.
-function orderBy(order: SeekOrder, reverseWalk: boolean): SQL {
-  const reverse = reverseWalk !== (order.reversed ?? false);
-  const descending = (order.direction === 'desc') !== reverse;
-  const direction = descending ? sql.raw('DESC') : sql.raw('ASC');
-  const nulls = reverse ? sql.raw('NULLS FIRST') : sql.raw('NULLS LAST');
+function orderOf(order: SeekOrder, reverseWalk: boolean, exprs: SQL[]): SQL {
+  const { backwards, descending } = walkOf(order, reverseWalk);
+  const direction = sql.raw(descending ? 'DESC' : 'ASC');
+  const nulls = sql.raw(backwards ? 'NULLS FIRST' : 'NULLS LAST');
   return sql.join(
-    order.keys.map((k) => sql`${k.expr} ${direction} ${nulls}`),
+    exprs.map((expr) => sql`${expr} ${direction} ${nulls}`),
     sql`, `,
   );
 }
+
+const orderBy = (order: SeekOrder, reverseWalk: boolean) =>
+  orderOf(
+    order,
+    reverseWalk,
+    order.keys.map((k) => k.expr),
+  );
 
 /** A key as text that converts back to exactly the same value (timestamps to the microsecond, in UTC). */
 function keyText(key: { expr: SQL; type: KeyType }): SQL {
@@ -147,23 +162,18 @@ function after(order: SeekOrder, key: (string | number)[]): SQL {
     order.keys.map((k, i) => keyValue(k.type, key[i]!)),
     sql`, `,
   );
-  const descending = (order.direction === 'desc') !== (order.reversed ?? false);
-  return descending ? sql`(${columns}) < (${values})` : sql`(${columns}) > (${values})`;
+  return walkOf(order, false).descending ? sql`(${columns}) < (${values})` : sql`(${columns}) > (${values})`;
 }
 
 type KeyedRow = Record<string, unknown>;
 
 // The page's rows again in the order they were found, by their key values (seek_k*).
-function pageOrder(order: SeekOrder, reverseWalk: boolean): SQL {
-  const reverse = reverseWalk !== (order.reversed ?? false);
-  const descending = (order.direction === 'desc') !== reverse;
-  const direction = sql.raw(descending ? 'DESC' : 'ASC');
-  const nulls = sql.raw(reverse ? 'NULLS FIRST' : 'NULLS LAST');
-  return sql.join(
-    order.keys.map((_, i) => sql`${sql.raw(`page.seek_k${i}`)} ${direction} ${nulls}`),
-    sql`, `,
+const pageOrder = (order: SeekOrder, reverseWalk: boolean) =>
+  orderOf(
+    order,
+    reverseWalk,
+    order.keys.map((_, i) => sql.raw(`page.seek_k${i}`)),
   );
-}
 
 // The key values as the index holds them (seek_k*), selected by the walk: a page number walks every row it skips
 // through the walk's select list, so nothing there may cost more than reading the index (formatting a timestamp
@@ -214,9 +224,6 @@ const pagination = (
  * what walking this many index entries does.
  */
 const DAY_ANCHOR_MIN_SKIP = 2000;
-
-const walksDescending = (order: SeekOrder, reverseWalk: boolean) =>
-  ((order.direction === 'desc') !== (order.reversed ?? false)) !== reverseWalk;
 
 export interface DayAnchor {
   /** The rows of the walk's order before the anchor day: those dated after it (descending) or before it. */
@@ -346,7 +353,7 @@ export async function seekPage<T>(
   const walk = async (reverse: boolean, take: number, skip: number) => {
     const anchor =
       list.days && skip >= DAY_ANCHOR_MIN_SKIP
-        ? await dayAnchor(db, list.days, walksDescending(order, reverse), skip, list.total)
+        ? await dayAnchor(db, list.days, walkOf(order, reverse).descending, skip, list.total)
         : undefined;
     if (!anchor) return select(list.where, reverse, take, skip);
     return select(
