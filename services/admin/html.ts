@@ -2,6 +2,7 @@
  * Server-rendered HTML for the admin panel: tagged template literals that escape every interpolated value
  * unless it is already `Html` (built by this tag). Forgetting to escape is then impossible by construction.
  */
+import { escapeHtml } from '../../shared/html-escape.js';
 
 export class Html {
   constructor(readonly value: string) {}
@@ -9,16 +10,6 @@ export class Html {
     return this.value;
   }
 }
-
-const ESCAPES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '>': '&gt;',
-  '"': '&quot;',
-  "'": '&#39;',
-};
-
-export const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 
 type Value = Html | string | number | boolean | null | undefined | readonly Value[];
 

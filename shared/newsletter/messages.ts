@@ -1,12 +1,10 @@
+import { escapeHtml } from '../html-escape.js';
 import type { OutgoingMail } from '../mail/transport.js';
 import type { DigestQuestion } from '../db/repositories/newsletter.js';
 import type { Frequency } from './frequency.js';
 import type { Period } from './period.js';
 
 /** The two emails of the newsletter, each as HTML and plain text. Links are absolute, from PUBLIC_URL. */
-
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
 export function newsletterLinks(publicUrl: string) {
   const base = publicUrl.replace(/\/+$/, '');

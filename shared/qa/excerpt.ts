@@ -1,5 +1,6 @@
 import { decodeHTML } from 'entities';
 import stem from 'wink-porter2-stemmer';
+import { escapeHtml } from '../html-escape.js';
 
 /**
  * Search excerpts: up to two fragments of a result's plain text around the words the search matched, as HTML in
@@ -36,14 +37,6 @@ const STOP_WORDS = new Set(
     'other some such no nor not only own same so than too very s t can will just don should now'
   ).split(' '),
 );
-
-const escapeHtml = (text: string): string =>
-  !/[&<>"']/.test(text)
-    ? text
-    : text.replace(
-        /[&<>"']/g,
-        (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
-      );
 
 // A token as PostgreSQL's parser keeps one whole (a decimal, a version, a host, a hyphenated word): runs of letters
 // and digits joined by single punctuation marks. Its parts are the runs.

@@ -47,6 +47,10 @@ describe('POST /api/newsletter-subscribe.php and the confirmation email', () => 
     const shown = await world.app.inject({ url: pathOf(link), headers: { accept: 'text/html' } });
     expect(shown.statusCode).toBe(200);
     expect(shown.body).toContain('<form method="post"');
+    // The page holds the token and acts on it: no script, no framing, nothing from elsewhere, not cached.
+    expect(shown.headers['content-security-policy']).toContain("default-src 'none'");
+    expect(shown.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+    expect(shown.headers['cache-control']).toBe('no-store');
     expect(await subscriberByEmail(world.runtime, 'ann@example.test')).toMatchObject({ status: 'pending' });
 
     const confirm = await world.app.inject({ method: 'POST', url: pathOf(link) });

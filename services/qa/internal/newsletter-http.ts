@@ -1,5 +1,6 @@
 import { Type } from '@fastify/type-provider-typebox';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { escapeHtml } from '../../../shared/html-escape.js';
 import { AppError } from '../../../shared/errors.js';
 import { lingerOnUnreadBody } from '../../http/linger.js';
 
@@ -53,17 +54,23 @@ function describe(err: FastifyError | Error): {
 /** A person who clicked a link in a mail client gets a page; API clients get JSON. */
 export const wantsHtml = (request: FastifyRequest) => /text\/html/i.test(request.headers.accept ?? '');
 
-const escapeHtml = (s: string) =>
-  s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-
 export function page(title: string, message: string, extra = ''): string {
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p>${extra}</body></html>`;
 }
 
+// The pages carry a token in their address and a form that acts on it: nothing may load from elsewhere, run script,
+// frame them, or keep them in a shared cache.
+const PAGE_CSP =
+  "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
 /** Answers with an HTML page (the response schemas describe the JSON answers only). */
 export function sendPage(reply: FastifyReply, title: string, message: string, extra = ''): FastifyReply {
-  return reply.type('text/html; charset=utf-8').send(page(title, message, extra));
+  return reply
+    .type('text/html; charset=utf-8')
+    .header('content-security-policy', PAGE_CSP)
+    .header('cache-control', 'no-store')
+    .send(page(title, message, extra));
 }
 
 export function newsletterErrorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply) {
