@@ -119,6 +119,9 @@ export function loadConfig(env: Env = process.env) {
     databaseUrl: r.url('DATABASE_URL', ['postgres:', 'postgresql:']),
     // A query that hangs must not hang its request: PostgreSQL cancels statements running longer (0 = no limit).
     databaseStatementTimeoutMs: r.int('DATABASE_STATEMENT_TIMEOUT_MS', 30_000, 0, 3_600_000),
+    // A process that stops mid-transaction (its event loop blocked, the process stopped: its kernel still answers
+    // keepalives) would hold its row locks for good: PostgreSQL ends a session idle in a transaction this long.
+    databaseIdleTransactionTimeoutMs: r.int('DATABASE_IDLE_TRANSACTION_TIMEOUT_MS', 600_000, 0, 86_400_000),
     // PostgreSQL streaming replicas for public reads (docs/operations.md, "Read replicas"); empty: every read on
     // DATABASE_URL. A replica lagging behind the primary by more than the max lag is left out until it catches up.
     databaseReadUrls: r.list('DATABASE_READ_URLS', isPostgresUrl, 'a postgres:// URL'),

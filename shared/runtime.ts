@@ -48,7 +48,11 @@ export async function openRuntime(
       await migrator.close();
     }
   }
-  const database = await openDatabase({ ...target, statementTimeoutMs: config.databaseStatementTimeoutMs });
+  const database = await openDatabase({
+    ...target,
+    statementTimeoutMs: config.databaseStatementTimeoutMs,
+    idleTransactionTimeoutMs: config.databaseIdleTransactionTimeoutMs,
+  });
   try {
     if (migrate && !config.databaseUrl) await migrateDatabase(database);
     else await database.query(sql`SELECT 1`);

@@ -45,6 +45,8 @@ export interface DatabaseOptions {
   maxConnections?: number;
   /** PostgreSQL's statement_timeout for every connection; 0 or absent: none (bulk loaders, migrations). */
   statementTimeoutMs?: number;
+  /** PostgreSQL's idle_in_transaction_session_timeout for every connection; 0 or absent: none. */
+  idleTransactionTimeoutMs?: number;
 }
 
 type RawResult = unknown[] | { rows: unknown[] };
@@ -54,11 +56,10 @@ export const rowsOf = <T>(result: RawResult): T[] => (Array.isArray(result) ? re
 /** PostgreSQL when DATABASE_URL is set; otherwise an embedded PGlite in dataDir, so `npm start` needs no server. */
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   return options.databaseUrl
-    ? openPostgres(
-        { url: options.databaseUrl },
-        options.maxConnections ?? 10,
-        options.statementTimeoutMs ?? 0,
-      )
+    ? openPostgres({ url: options.databaseUrl }, options.maxConnections ?? 10, {
+        statementTimeoutMs: options.statementTimeoutMs ?? 0,
+        idleTransactionTimeoutMs: options.idleTransactionTimeoutMs ?? 0,
+      })
     : openEmbedded(options.dataDir, options.embeddedRole ?? 'tool', options.maxConnections ?? 4);
 }
 
@@ -94,10 +95,16 @@ const SILENT_CLIENT_SETTINGS = {
   tcp_user_timeout: 25_000,
 };
 
+interface SessionTimeouts {
+  statementTimeoutMs: number;
+  idleTransactionTimeoutMs: number;
+}
+const NO_TIMEOUTS: SessionTimeouts = { statementTimeoutMs: 0, idleTransactionTimeoutMs: 0 };
+
 async function openPostgres(
   target: PostgresTarget,
   max: number,
-  statementTimeoutMs: number,
+  { statementTimeoutMs, idleTransactionTimeoutMs }: SessionTimeouts,
 ): Promise<Database> {
   const { default: postgres } = await import('postgres');
   const { drizzle } = await import('drizzle-orm/postgres-js');
@@ -109,6 +116,9 @@ async function openPostgres(
     backoff: reconnectDelaySeconds,
     connection: {
       ...(statementTimeoutMs > 0 ? { statement_timeout: statementTimeoutMs } : {}),
+      ...(idleTransactionTimeoutMs > 0
+        ? { idle_in_transaction_session_timeout: idleTransactionTimeoutMs }
+        : {}),
       // Named prepared statements (shared/db/prepared.ts) are planned for each call's values, never with a generic
       // plan: a search's best plan depends on how common its words are, and a generic plan chosen after a run of
       // common words walks the whole table for a rare one. They still skip parsing. (The embedded database's
@@ -193,7 +203,7 @@ async function openEmbedded(dataDir: string, role: EmbeddedOwner['kind'], max: n
     const owner = readOwner(dataDir);
     if (owner === undefined) continue;
     if (owner !== 'starting' && !(role === 'service' && owner.kind === 'tool')) {
-      const database = await openPostgres({ socket: owner.socket }, max, 0);
+      const database = await openPostgres({ socket: owner.socket }, max, NO_TIMEOUTS);
       try {
         await database.query(sql`SELECT 1`);
         return database;
