@@ -3,6 +3,7 @@ import { buildQaApp } from '../../services/qa/app.js';
 import { buildVerifyApp } from '../../services/verify/app.js';
 import { startMetricsServer, type MetricsServer } from '../../workers/metrics-server.js';
 import { startWorkerPool, type WorkerPool } from '../../workers/pool.js';
+import { registry } from '../../shared/metrics.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 
 /** Prometheus exposition of the services (/metrics) and of a worker process (its own listener). */
@@ -21,6 +22,8 @@ describe('metrics', () => {
   let server: MetricsServer | undefined;
 
   beforeAll(async () => {
+    // The registry is the process's, and test files share their process (vitest.config.ts): count from zero.
+    registry.resetMetrics();
     runtime = await createTestRuntime({
       RATE_LIMIT_ANONYMOUS_HOURLY: '100000',
       RATE_LIMIT_ANONYMOUS_DAILY: '100000',

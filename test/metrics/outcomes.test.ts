@@ -3,6 +3,7 @@ import { buildQaApp } from '../../services/qa/app.js';
 import { buildVerifyApp } from '../../services/verify/app.js';
 import { createApiKey } from '../../shared/access/admin.js';
 import { usersRepository } from '../../shared/db/repositories/users.js';
+import { registry } from '../../shared/metrics.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 
 /** Outcome counters incremented by other modules: rate-limit rejections and verification results. */
@@ -18,6 +19,8 @@ describe('outcome metrics', () => {
   let verify: Awaited<ReturnType<typeof buildVerifyApp>>;
 
   beforeAll(async () => {
+    // The registry is the process's, and test files share their process (vitest.config.ts): count from zero.
+    registry.resetMetrics();
     runtime = await createTestRuntime({
       RATE_LIMIT_ANONYMOUS_HOURLY: '2',
       RATE_LIMIT_ANONYMOUS_DAILY: '100',

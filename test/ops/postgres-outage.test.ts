@@ -174,7 +174,14 @@ describe('PostgreSQL stopped under load', { timeout: 600_000 }, () => {
     try {
       // Phases end on what they are for, not after fixed times: the outage lasts until reads and writes have met it
       // and the worker has put a flush back.
-      await until('a read answered before the outage', async () => reads.some((r) => r.status === 200));
+      await until(
+        'a read answered before the outage',
+        async () => reads.some((r) => r.status === 200),
+        undefined,
+        () =>
+          `read statuses ${[...new Set(reads.map((r) => r.status))].join('/')} over ${reads.length} reads; ` +
+          `service output: ${qa.output().slice(-1500)}`,
+      );
       await pg.stop();
       const stoppedAt = Date.now();
       // Views counted on the hot path (Redis) while PostgreSQL is away: the worker's flushes meet the outage.
