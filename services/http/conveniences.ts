@@ -1,3 +1,4 @@
+import { boundInflation } from './inflation-guard.js';
 import compress from '@fastify/compress';
 import cors from '@fastify/cors';
 import underPressure from '@fastify/under-pressure';
@@ -74,6 +75,7 @@ export const conveniencesPlugin = fp<ConveniencesOptions>(
 
     // Route-level onSend hooks run last, so ETags, the read cache and rate-limit headers see the plain body.
     await app.register(compress, { encodings: ['br', 'gzip', 'deflate'] });
+    boundInflation(app);
 
     if (options.corsOrigins.length > 0) {
       const allowed = {

@@ -139,7 +139,6 @@ export const listRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async
             kind,
             emailColumn: query.email_column,
             maxBytes: limits.maxBytes,
-            raw: request.raw,
           });
           entries = source.entries;
           columns = source.columns;

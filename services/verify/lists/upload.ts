@@ -1,5 +1,5 @@
 import { StringDecoder } from 'node:string_decoder';
-import { Duplex, PassThrough, Transform, type Readable, type Writable } from 'node:stream';
+import { PassThrough, Transform, type Readable, type Writable } from 'node:stream';
 import { CsvError, parse } from 'csv-parse';
 import { ListTooLargeError, type ListEntry } from '../../../shared/lists/create.js';
 import { RequestTimeoutError, ValidationError } from '../../../shared/errors.js';
@@ -20,11 +20,6 @@ export interface UploadOptions {
   /** email_column: a header name or a 1-based index; absent, the column is detected. */
   emailColumn: string | undefined;
   maxBytes: number;
-  /**
-   * The request's own byte stream when `body` is its decompression (Content-Encoding): a refused upload then stops
-   * reading it through the decompressor, which would otherwise inflate the rest only to throw it away.
-   */
-  raw?: Readable;
 }
 
 /** A cell that looks like an address: enough to pick a column, not a verdict (the engine decides that). */
@@ -33,20 +28,6 @@ const looksLikeAddress = (cell: string | undefined): boolean =>
 const isEmailHeader = (cell: string): boolean => /^\s*e-?mail/i.test(cell);
 
 const tooLarge = (maxBytes: number) => new ListTooLargeError(`A list upload is at most ${maxBytes} bytes`);
-
-/**
- * A compressed upload may expand at most this many times (a list of addresses compresses a few times over; gzip's
- * own limit is about 1,000), past the first MiB: otherwise 80 KB sent would cost the server the inflation and the
- * parsing of VERIFY_LIST_MAX_BYTES.
- */
-export const MAX_INFLATION = 100;
-const INFLATION_FLOOR_BYTES = 2 ** 20;
-/**
- * The compressed bytes the decompressor has inflated so far (zlib's `bytesWritten`: what its engine consumed, not
- * what arrived, which for a small body is all of it at once); undefined for a body that is not compressed.
- */
-const compressedBytesInflated = (body: Readable): number | undefined =>
-  body instanceof Duplex ? (body as Duplex & { bytesWritten?: number }).bytesWritten : undefined;
 
 /**
  * How long an upload may send nothing. Its rows are written inside one transaction as they arrive, so a client that
@@ -62,11 +43,7 @@ export const UPLOAD_IDLE_MS = 15_000;
  * that does not decompress, broken chunked framing, a client gone) fails the reader at once, where waiting for its
  * events would wait for ever.
  */
-function feed(
-  body: Readable,
-  { maxBytes, raw }: Pick<UploadOptions, 'maxBytes' | 'raw'>,
-  target: Writable & Readable,
-): () => void {
+function feed(body: Readable, maxBytes: number, target: Writable & Readable): () => void {
   let bytes = 0;
   const idle = setTimeout(
     () => target.destroy(new RequestTimeoutError(`The upload sent nothing for ${UPLOAD_IDLE_MS / 1000} s`)),
@@ -76,16 +53,7 @@ function feed(
     transform(chunk: Buffer, _encoding, callback) {
       idle.refresh();
       bytes += chunk.length;
-      const compressed = compressedBytesInflated(body);
       if (bytes > maxBytes) callback(tooLarge(maxBytes));
-      else if (
-        compressed !== undefined &&
-        bytes > INFLATION_FLOOR_BYTES &&
-        bytes > MAX_INFLATION * compressed
-      )
-        callback(
-          new ListTooLargeError(`A compressed list upload may expand at most ${MAX_INFLATION} times over`),
-        );
       else callback(null, chunk);
     },
     flush(callback) {
@@ -96,10 +64,7 @@ function feed(
   const stop = () => {
     clearTimeout(idle);
     body.unpipe(counter);
-    if (raw && body instanceof Duplex) {
-      raw.unpipe(body);
-      raw.resume();
-    } else body.resume();
+    body.resume();
   };
   target.on('close', () => clearTimeout(idle));
   // The reader sees the error through its iteration; an upload refused before it is read (a bad callback URL) has
@@ -131,7 +96,7 @@ export function parseUpload(body: Readable, options: UploadOptions): UploadSourc
 
 function plainSource(body: Readable, options: UploadOptions): UploadSource {
   const text = new PassThrough();
-  const stop = feed(body, options, text);
+  const stop = feed(body, options.maxBytes, text);
   async function* entries(): AsyncGenerator<ListEntry> {
     try {
       for await (const line of lines(text)) {
@@ -197,7 +162,7 @@ function csvSource(body: Readable, options: UploadOptions): UploadSource {
     skip_empty_lines: true,
     skip_records_with_empty_values: true,
   });
-  const stop = feed(body, options, parser);
+  const stop = feed(body, options.maxBytes, parser);
 
   async function* entries(): AsyncGenerator<ListEntry> {
     let index: number | null = null;
