@@ -6,13 +6,18 @@ import dnsPacket, { type Answer, type Packet } from 'dns-packet';
  * A real authoritative DNS server on loopback (UDP and TCP) serving a zone given as a plain
  * object, so verification tests resolve through node's resolver exactly as in production.
  * Names absent from the zone answer NXDOMAIN; present names without the asked type answer
- * NOERROR with no data (plus an SOA, as real servers do).
+ * NOERROR with no data (plus an SOA, as real servers do). A name with a CNAME answers every other type with
+ * the alias chain followed inside the zone, as a recursive resolver returns it (RFC 1034 §3.6.2, §4.3.2): each
+ * CNAME of the chain, then the final name's records of the asked type; a chain ending outside the zone is
+ * NXDOMAIN with the CNAMEs (RFC 6604). A loop is answered with its CNAMEs once round and no data.
  */
 
 export interface ZoneEntry {
   MX?: Array<{ preference: number; exchange: string }>;
   A?: string[];
   AAAA?: string[];
+  /** An alias: the name holds no other record (RFC 1034 §3.6.2). */
+  CNAME?: string;
   ttl?: number;
   /** Answer every query for this name with this error code. */
   rcode?: 'SERVFAIL' | 'REFUSED';
@@ -64,22 +69,38 @@ export async function startDnsServer(
     if (!question) return null;
     const name = question.name.toLowerCase().replace(/\.$/, '');
     queries.push({ name, type: question.type });
-    const entry = zone.get(name);
+    const answers: Answer[] = [];
+    // Follows the alias chain: `owner` is the name whose records answer, `entry` its zone entry.
+    let owner = name;
+    let entry = zone.get(name);
+    const seen = new Set([name]);
+    while (entry?.CNAME !== undefined && question.type !== 'CNAME' && !entry.silent && !entry.rcode) {
+      const target = entry.CNAME.toLowerCase().replace(/\.$/, '');
+      answers.push({ type: 'CNAME', name: owner, ttl: entry.ttl ?? 300, data: target });
+      if (seen.has(target)) {
+        entry = {}; // a loop: once round, then no data
+        break;
+      }
+      seen.add(target);
+      owner = target;
+      entry = zone.get(target);
+    }
     if (entry?.silent) return null;
     const ttl = entry?.ttl ?? 300;
     let rcode: number = entry ? RCODE.NOERROR : RCODE.NXDOMAIN;
     if (entry?.rcode) rcode = RCODE[entry.rcode];
-    const answers: Answer[] = [];
     if (entry && !entry.rcode) {
       if (question.type === 'MX')
-        for (const mx of entry.MX ?? []) answers.push({ type: 'MX', name: question.name, ttl, data: mx });
+        for (const mx of entry.MX ?? []) answers.push({ type: 'MX', name: owner, ttl, data: mx });
       if (question.type === 'A')
-        for (const ip of entry.A ?? []) answers.push({ type: 'A', name: question.name, ttl, data: ip });
+        for (const ip of entry.A ?? []) answers.push({ type: 'A', name: owner, ttl, data: ip });
       if (question.type === 'AAAA')
-        for (const ip of entry.AAAA ?? []) answers.push({ type: 'AAAA', name: question.name, ttl, data: ip });
+        for (const ip of entry.AAAA ?? []) answers.push({ type: 'AAAA', name: owner, ttl, data: ip });
+      if (question.type === 'CNAME' && entry.CNAME !== undefined)
+        answers.push({ type: 'CNAME', name: owner, ttl, data: entry.CNAME });
     }
     const authorities: Answer[] =
-      answers.length === 0 && !entry?.rcode
+      !answers.some((a) => a.type === question.type) && !entry?.rcode
         ? [
             {
               type: 'SOA',

@@ -40,18 +40,34 @@ export interface SmtpSpec {
   mailFrom?: ScriptedReply;
 }
 
-export type RawAction = ScriptedReply | 'drop' | 'hang';
+/**
+ * What a raw server does in answer: a reply, drop the connection, never answer, or misbehave on the wire:
+ * `endless` streams "250-…" continuation lines until the client hangs up; `{ trickle }` sends the reply one byte
+ * every `everyMs`; `{ after }` sends it that many ms late; `{ thenClose }` replies, then closes the connection.
+ */
+export type RawAction =
+  | ScriptedReply
+  | 'drop'
+  | 'hang'
+  | 'endless'
+  | { trickle: ScriptedReply; everyMs: number }
+  | { after: number; reply: ScriptedReply }
+  | { thenClose: ScriptedReply };
 
 export interface RawSpec {
   kind: 'raw';
   /** null: accept the connection and never say a word (a tarpit). */
-  greeting?: string | null;
+  greeting?: RawAction | null;
   /** Reply to EHLO (default: 250 with ENHANCEDSTATUSCODES). */
   ehlo?: ScriptedReply;
   mailFrom?: RawAction;
   rcpt?: (address: string) => RawAction | undefined;
   /** Reply to STARTTLS (default: 502, not recognised; the raw server never speaks TLS). */
   starttls?: RawAction;
+  /** Every reply, the greeting included, goes out this many ms late (a tarpit answering each command slowly). */
+  delayMs?: number;
+  /** End reply lines with a bare LF instead of CRLF. */
+  bareLf?: boolean;
 }
 
 export type ServerSpec = SmtpSpec | RawSpec;
@@ -180,10 +196,46 @@ async function startRaw(address: string, port: number, spec: RawSpec, log: Serve
       sockets.delete(socket);
     });
     socket.on('error', () => undefined);
+    const eol = spec.bareLf ? '\n' : '\r\n';
+    const wire = (text: string): string => text.split('\n').join(eol) + eol;
+    const timers = new Set<NodeJS.Timeout>();
+    const later = (ms: number, fn: () => void): void => {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        if (!socket.destroyed) fn();
+      }, ms);
+      timers.add(timer);
+    };
+    socket.on('close', () => timers.forEach((t) => clearTimeout(t)));
+    const act = (action: RawAction): void => {
+      if (action === 'drop') socket.destroy();
+      else if (action === 'hang') return;
+      else if (action === 'endless') {
+        const more = (): void => {
+          if (socket.destroyed) return;
+          socket.write('250-and more\r\n'.repeat(50));
+          later(1, more);
+        };
+        more();
+      } else if (typeof action === 'string') socket.write(wire(action));
+      else if ('trickle' in action) {
+        const bytes = Buffer.from(wire(action.trickle));
+        const next = (i: number): void => {
+          if (i >= bytes.length) return;
+          socket.write(bytes.subarray(i, i + 1));
+          later(action.everyMs, () => next(i + 1));
+        };
+        next(0);
+      } else if ('after' in action) later(action.after, () => act(action.reply));
+      else {
+        socket.write(wire(action.thenClose));
+        socket.end();
+      }
+    };
     const send = (reply: RawAction | undefined, fallback: string): void => {
-      const text = reply ?? fallback;
-      if (text === 'drop') socket.destroy();
-      else if (text !== 'hang') socket.write(text.split('\n').join('\r\n') + '\r\n');
+      const action = reply ?? fallback;
+      if (spec.delayMs) later(spec.delayMs, () => act(action));
+      else act(action);
     };
     if (spec.greeting === null) return;
     send(spec.greeting, '220 raw.test ESMTP');
