@@ -226,6 +226,8 @@ export class SmtpSession {
     this.buffer += text;
     let newline: number;
     while ((newline = this.buffer.indexOf('\n')) >= 0) {
+      // The cap holds however the line arrived: whole in one read, or over several (the remainder check below).
+      if (newline > MAX_LINE) return this.protocolError('reply line too long');
       const line = this.buffer.slice(0, newline).replace(/\r$/, '');
       this.buffer = this.buffer.slice(newline + 1);
       // RFC 5321 §4.2: a reply code starts with 2 to 5; "999" or "199" says nothing we could grade.

@@ -302,6 +302,12 @@ describe('greeting, TLS, wire format', () => {
     expect(bob).toMatchObject({ status: 'invalid', reason: 'mailbox_not_found' });
   });
 
+  it('reads a long reply line under the cap, and fails a line over it without a verdict from it', async () => {
+    const [alice, bob] = await verifier().verifyDomainGroup(['alice@long-line.test', 'bob@long-line.test']);
+    expect(alice).toMatchObject({ status: 'valid' });
+    expect(bob).toMatchObject({ status: 'unknown', reason: 'connection_failed' });
+  });
+
   it.each([
     ['unknown', 'invalid', 'mailbox_not_found', 550],
     ['policy', 'unknown', 'blocked', 550],
