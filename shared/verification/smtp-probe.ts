@@ -220,6 +220,7 @@ async function runRecipients(
   finish: (item: Pending, outcome: ProbeOutcome) => void,
   continued: boolean,
 ): Promise<{ end: RecipientsEnd; reply?: SmtpReply }> {
+  let answered = 0;
   for (let i = 0; i < batch.length; i++) {
     const item = batch[i]!;
     if (item.smtputf8 && !session.extensions.has('SMTPUTF8')) {
@@ -236,16 +237,20 @@ async function runRecipients(
     try {
       reply = await session.command(`RCPT TO:<${item.address}>`);
     } catch (err) {
-      item.failures++;
       const rest = batch.slice(i + 1);
-      if (err instanceof SmtpError && err.kind === 'aborted') {
+      // A server that hangs up after answering an earlier RCPT (some do after each refusal) never judged this
+      // address: it goes first into the next session, where breaking it would count.
+      const bystander = err instanceof SmtpError && err.kind === 'closed' && answered > 0;
+      if ((err instanceof SmtpError && err.kind === 'aborted') || bystander) {
         pending.unshift(item, ...rest);
         return { end: 'broken' };
       }
+      item.failures++;
       if (item.failures >= 2) finish(item, { ...failureOf(err), host });
       pending.unshift(...rest, ...(item.failures >= 2 ? [] : [item]));
       return { end: 'broken' };
     }
+    answered++;
     if (reply.code === 421) {
       pending.unshift(item, ...batch.slice(i + 1));
       return { end: 'go_away', reply };

@@ -308,6 +308,19 @@ describe('greeting, TLS, wire format', () => {
     expect(bob).toMatchObject({ status: 'unknown', reason: 'connection_failed' });
   });
 
+  it('keeps every verdict of a server that closes the connection after each RCPT', async () => {
+    const results = await verifier().verifyDomainGroup([
+      'alice@closes.test',
+      'bob@closes.test',
+      'carol@closes.test',
+    ]);
+    expect(results.map((r) => [r.status, r.reason])).toEqual([
+      ['valid', 'accepted'],
+      ['invalid', 'mailbox_not_found'],
+      ['invalid', 'mailbox_not_found'],
+    ]);
+  });
+
   it.each([
     ['unknown', 'invalid', 'mailbox_not_found', 550],
     ['policy', 'unknown', 'blocked', 550],
