@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { MailHost } from './dns.js';
 import { allowedAddresses } from './host-guard.js';
 import { failureOf, type HostFailure, type PooledSession, type SessionPool } from './host-sessions.js';
@@ -46,6 +47,8 @@ export interface ProbeReport {
   outcomes: Map<string, ProbeOutcome>;
   /** Outcome of the random-address RCPT; null when none was asked for. */
   catchAllProbe: ProbeOutcome | null;
+  /** Outcome of the random-address RCPT each fallback MX (not the first) was asked before its first batch. */
+  fallbackProbes: Map<string, ProbeOutcome>;
   /** SMTP sessions opened (greeted), for tests and metrics. */
   sessions: number;
 }
@@ -78,6 +81,8 @@ export async function probeDomain(
   // Bounded so that a server that keeps breaking sessions cannot keep us looping.
   const maxSessions = Math.ceil(pending.length / opts.maxRcptPerSession) + 2 * candidates.length + 4;
 
+  // Fallback MX host → the random address it is asked.
+  const fallbackProbes = new Map<string, string>();
   let hostIndex = 0;
   let sessions = 0;
   let lastHost = candidates[0]?.host ?? '';
@@ -106,6 +111,13 @@ export async function probeDomain(
     }
     if (!lease.reused) sessions++;
     const { session } = lease;
+    // A backup MX often accepts every address and queues it for the primary: the domain's catch-all verdict (the
+    // first MX's) says nothing about it, so it gets its own random address first.
+    if (target.host !== candidates[0]!.host && !fallbackProbes.has(target.host)) {
+      const address = randomAddress(domainOf(pending[0]!.address));
+      fallbackProbes.set(target.host, address);
+      pending.unshift({ address, smtputf8: false, failures: 0 });
+    }
     const batch = pending.splice(0, Math.min(opts.maxRcptPerSession, lease.rcptsLeft));
     lease.rcptsLeft -= batch.length;
     let moveOn = false;
@@ -176,11 +188,18 @@ export async function probeDomain(
 
   const catchAllProbe = catchAllAddress ? (outcomes.get(catchAllAddress) ?? null) : null;
   if (catchAllAddress) outcomes.delete(catchAllAddress);
+  const fallbackOutcomes = new Map<string, ProbeOutcome>();
+  for (const [host, address] of fallbackProbes) {
+    const outcome = outcomes.get(address);
+    // Only the host's own answer qualifies its acceptances (a probe left over when it failed says nothing).
+    if (outcome?.host === host) fallbackOutcomes.set(host, outcome);
+    outcomes.delete(address);
+  }
   opts.logger?.debug(
     { hosts: hosts.map((h) => h.host), targets: targets.length, sessions },
     'smtp probe done',
   );
-  return { outcomes, catchAllProbe, sessions };
+  return { outcomes, catchAllProbe, fallbackProbes: fallbackOutcomes, sessions };
 }
 
 /**
@@ -267,4 +286,15 @@ async function runRecipients(
     finish(item, { kind: classifyReply(reply), reply, host, detail: null });
   }
   return { end: 'done' };
+}
+
+/** A local part no person has: if the server accepts it, it accepts anything. */
+export function randomAddress(domain: string): string {
+  const letters = 'abcdefghijklmnopqrstuvwxyz0123456789';
+  const local = [...randomBytes(18)].map((b) => letters[b % letters.length]).join('');
+  return `${local}@${domain}`;
+}
+
+function domainOf(address: string): string {
+  return address.slice(address.lastIndexOf('@') + 1);
 }

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { domainToUnicode } from 'node:url';
 import { createMailHostResolver, mailHostNames, type MailHostLookup } from './dns.js';
 import { duplicateConnection } from '../redis.js';
@@ -9,7 +8,7 @@ import { createHostDispatch } from './host-dispatch.js';
 import type { HostLane } from './host-queue.js';
 import type { HostReply } from './host-replies.js';
 import { createHostSessions, type SessionPool } from './host-sessions.js';
-import { probeDomain, type ProbeOutcome, type ProbeTarget } from './smtp-probe.js';
+import { probeDomain, randomAddress, type ProbeOutcome, type ProbeTarget } from './smtp-probe.js';
 import { parseAddress, type ParsedAddress, type SyntaxFailure } from './syntax.js';
 import { providerRuleFor } from './providers.js';
 import { createResultCache, type ReadOptions } from './result-cache.js';
@@ -271,7 +270,12 @@ export function createVerifier(opts: VerifierOptions): Verifier {
         'domain verified',
       );
       const catchAll = othersTest ?? verdict;
-      return targets.map((t) => ({ outcome: report.outcomes.get(t.address) ?? null, catchAll }));
+      return targets.map((t) => {
+        const outcome = report.outcomes.get(t.address) ?? null;
+        // An address a fallback MX answered is qualified by that host's own probe, not by the domain's.
+        const fallback = outcome && report.fallbackProbes.get(outcome.host);
+        return { outcome, catchAll: fallback ? catchAllVerdict(fallback.kind) : catchAll };
+      });
     } finally {
       if (testHere) {
         catchAllTests.delete(domain);
@@ -528,11 +532,4 @@ function catchAllVerdict(kind: ProbeOutcome['kind'] | undefined): boolean | null
   if (kind === 'accepted') return true;
   if (kind === 'mailbox_not_found' || kind === 'mailbox_disabled') return false;
   return null;
-}
-
-/** A local part no person has: if the server accepts it, it accepts anything. */
-function randomAddress(domain: string): string {
-  const letters = 'abcdefghijklmnopqrstuvwxyz0123456789';
-  const local = [...randomBytes(18)].map((b) => letters[b % letters.length]).join('');
-  return `${local}@${domain}`;
 }

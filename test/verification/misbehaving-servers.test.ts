@@ -31,6 +31,8 @@ const BARE_LF = '127.0.9.18';
 const LONG_LINE = '127.0.9.19';
 const CLOSES = '127.0.9.20';
 const CODES = '127.0.9.21';
+const PRIMARY_BUSY = '127.0.9.22';
+const BACKUP_ACCEPTS_ALL = '127.0.9.23';
 
 /** A raw server's RCPT: `alice` exists, everything else gets `others`. */
 const aliceOr =
@@ -105,6 +107,13 @@ beforeAll(async () => {
       kind: 'raw',
       rcpt: (a) => ({ thenClose: a.startsWith('alice@') ? '250 2.1.5 Ok' : '550 5.1.1 User unknown' }),
     },
+    // A primary MX that refuses the random probe, then is too busy for the real address (421); its backup accepts
+    // every address, as backup MXs that queue for the primary do.
+    [PRIMARY_BUSY]: {
+      kind: 'raw',
+      rcpt: (a) => (a.startsWith('alice@') ? '421 4.3.2 Too busy, try later' : '550 5.1.1 User unknown'),
+    },
+    [BACKUP_ACCEPTS_ALL]: { kind: 'smtp', others: 'accept' },
     [CODES]: {
       kind: 'raw',
       rcpt: (a) => CODE_REPLIES[a.slice(0, a.indexOf('@'))] ?? '550 5.1.1 User unknown',
@@ -151,6 +160,9 @@ beforeAll(async () => {
     ...mailDomain('long-line.test', LONG_LINE),
     ...mailDomain('closes.test', CLOSES),
     ...mailDomain('codes.test', CODES),
+    'backup.test': mx('mx1.backup.test', 'mx2.backup.test'),
+    'mx1.backup.test': { A: [PRIMARY_BUSY] },
+    'mx2.backup.test': { A: [BACKUP_ACCEPTS_ALL] },
   });
 });
 
@@ -250,6 +262,15 @@ describe('catch-all detection', () => {
     const [alice, bob] = await v.verifyDomainGroup(['alice@probe-rejected.test', 'bob@probe-rejected.test']);
     expect(alice).toMatchObject({ status: 'valid', is_catch_all: false, score: 100 });
     expect(bob).toMatchObject({ status: 'invalid', reason: 'mailbox_not_found' });
+  });
+
+  it('probes the catch-all of a fallback MX too: an accept-all backup never makes the address valid', async () => {
+    const v = verifier();
+    const r = await v.verify('alice@backup.test');
+    expect(r).toMatchObject({ mx_record: 'mx2.backup.test', smtp_valid: true, is_catch_all: true });
+    expect(r).toMatchObject({ status: 'risky', reason: 'catch_all' });
+    // Also with the domain's catch-all verdict (the primary's: no) cached.
+    expect(await v.verify('alice@backup.test', { maxAgeSec: 0 })).toMatchObject({ status: 'risky' });
   });
 
   it('counts a deferred probe (4xx) as untold: valid at 90, not catch-all, not cached', async () => {
