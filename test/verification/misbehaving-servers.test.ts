@@ -32,6 +32,8 @@ const LONG_LINE = '127.0.9.19';
 const CLOSES = '127.0.9.20';
 const CODES = '127.0.9.21';
 const PRIMARY_BUSY = '127.0.9.22';
+const GREET_554 = '127.0.9.24';
+const PROBE_421 = '127.0.9.25';
 const BACKUP_ACCEPTS_ALL = '127.0.9.23';
 
 /** A raw server's RCPT: `alice` exists, everything else gets `others`. */
@@ -114,6 +116,8 @@ beforeAll(async () => {
       rcpt: (a) => (a.startsWith('alice@') ? '421 4.3.2 Too busy, try later' : '550 5.1.1 User unknown'),
     },
     [BACKUP_ACCEPTS_ALL]: { kind: 'smtp', others: 'accept' },
+    [GREET_554]: { kind: 'raw', greeting: '554 5.7.1 Your IP is listed, go away' },
+    [PROBE_421]: { kind: 'raw', rcpt: aliceOr('421 4.7.0 Too many errors, closing connection') },
     [CODES]: {
       kind: 'raw',
       rcpt: (a) => CODE_REPLIES[a.slice(0, a.indexOf('@'))] ?? '550 5.1.1 User unknown',
@@ -160,6 +164,13 @@ beforeAll(async () => {
     ...mailDomain('long-line.test', LONG_LINE),
     ...mailDomain('closes.test', CLOSES),
     ...mailDomain('codes.test', CODES),
+    ...mailDomain('greet554.test', GREET_554),
+    ...mailDomain('probe421.test', PROBE_421),
+    'cname-servfail.test': mx('alias.cname-servfail.test'),
+    'alias.cname-servfail.test': { CNAME: 'broken.cname-servfail.test' },
+    'broken.cname-servfail.test': { rcode: 'SERVFAIL' },
+    'cname-silent.test': { CNAME: 'silent.cname-silent.test' },
+    'silent.cname-silent.test': { silent: true },
     'backup.test': mx('mx1.backup.test', 'mx2.backup.test'),
     'mx1.backup.test': { A: [PRIMARY_BUSY] },
     'mx2.backup.test': { A: [BACKUP_ACCEPTS_ALL] },
@@ -194,6 +205,14 @@ describe('CNAMEs', () => {
     const r = await verifier().verify('alice@domain-alias.test');
     expect(r).toMatchObject({ status: 'valid', mx_found: true, mx_record: 'mx.main.test' });
   });
+
+  it.each(['cname-servfail.test', 'cname-silent.test'])(
+    'rates %s (an alias whose target fails: SERVFAIL, no answer) unknown/dns_error',
+    async (domain) => {
+      const r = await verifier({ dnsTimeoutMs: 300 }).verify(`alice@${domain}`);
+      expect(r).toMatchObject({ status: 'unknown', reason: 'dns_error', mx_found: false });
+    },
+  );
 
   it.each([
     ['loop.test', ['a.loop.test']],
@@ -273,6 +292,11 @@ describe('catch-all detection', () => {
     expect(await v.verify('alice@backup.test', { maxAgeSec: 0 })).toMatchObject({ status: 'risky' });
   });
 
+  it('answers a 421 to the random probe as the host going away: unknown, never valid or catch-all', async () => {
+    const r = await verifier().verify('alice@probe421.test');
+    expect(r).toMatchObject({ status: 'unknown', smtp_valid: false, is_catch_all: false });
+  });
+
   it('counts a deferred probe (4xx) as untold: valid at 90, not catch-all, not cached', async () => {
     const v = verifier();
     const rcpts = (): number => world.logs[PROBE_DEFERRED]!.rcpts.length;
@@ -297,6 +321,11 @@ describe('greeting, TLS, wire format', () => {
   it('rates a server greeting with 421 unknown', async () => {
     const r = await verifier().verify('alice@greet421.test');
     expect(r).toMatchObject({ status: 'unknown', smtp_valid: false, mx_record: 'mx.greet421.test' });
+  });
+
+  it('rates a server greeting with a 5xx unknown/blocked, never invalid', async () => {
+    const r = await verifier().verify('alice@greet554.test');
+    expect(r).toMatchObject({ status: 'unknown', reason: 'blocked', smtp_valid: false });
   });
 
   it('rates a server that never greets unknown/timeout', async () => {
