@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../shared/db/client.js';
@@ -39,8 +42,23 @@ describe('migrations', () => {
     const env = { DATABASE_URL: databaseUrl(name) };
     const first = await runProcess('bin/migrate.ts', [], env);
     expect(first.code).toBe(0);
-    expect(first.stdout).toBe('migrations applied (postgres)\n');
+    expect(first.stdout).toBe('migrations applied to PostgreSQL (DATABASE_URL)\n');
     expect((await runProcess('bin/migrate.ts', [], env)).code).toBe(0);
+  }, 120_000);
+
+  it("names the embedded database when npm run migrate reaches it through its owner's socket", async () => {
+    // The README's commands run beside npm start, which owns the directory: the tool connects with the PostgreSQL
+    // driver to the owner's socket, and must still say which database it migrated.
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'agora-migrate-'));
+    const owner = await openDatabase({ dataDir, embeddedRole: 'service' });
+    try {
+      const run = await runProcess('bin/migrate.ts', [], { DATABASE_URL: '', DATA_DIR: dataDir });
+      expect(run.code).toBe(0);
+      expect(run.stdout).toBe(`migrations applied to embedded PGlite in ${dataDir}\n`);
+    } finally {
+      await owner.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   }, 120_000);
 });
 
