@@ -134,6 +134,13 @@ describe('npm run seed', { timeout: 120_000 }, () => {
       sql`INSERT INTO api_keys (user_id, hash, prefix, plan, scopes)
           VALUES (${user!.id}, 'reset-test', 'agk_rst', 'authenticated', '{}') RETURNING id`,
     );
+    // Nor a webhook subscription's: its deliveries (subject webhook:<id>) outlive it, and a new subscription under
+    // that id would list them and could redeliver them, another user's events to another user's URL.
+    const subscription = (
+      userId: number,
+    ) => sql`INSERT INTO webhook_subscriptions (user_id, url, events, since_seq)
+          VALUES (${userId}, 'http://receiver.example/hook', '{question.created}', 0) RETURNING id`;
+    const [deletedSubscription] = await runtime.database.query<{ id: number }>(subscription(user!.id));
     const run = await runProcess('bin/seed.ts', ['--questions', '120', '--reset'], runtime.env);
     expect(run.code, run.output).toBe(0);
     expect(await fingerprint(runtime.database)).toEqual(first);
@@ -149,6 +156,8 @@ describe('npm run seed', { timeout: 120_000 }, () => {
           VALUES (${user!.id}, 'reset-test-2', 'agk_rs2', 'authenticated', '{}') RETURNING id`,
     );
     expect(key!.id).toBeGreaterThan(deleted!.id);
+    const [newSubscription] = await runtime.database.query<{ id: number }>(subscription(user!.id));
+    expect(newSubscription!.id).toBeGreaterThan(deletedSubscription!.id);
   });
 
   it('serves the seeded data through the API', async () => {

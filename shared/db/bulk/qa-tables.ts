@@ -21,16 +21,30 @@ export async function countQaRows(session: BulkSession): Promise<Record<(typeof 
 }
 
 /**
+ * Ids that something outside the truncated tables still names, so the rows made after a reset must not take them:
+ * rate-limit counters in Redis are kept per API key id (a new key numbered as a deleted one would start with its
+ * spent budget), and deliveries (kept, with their attempts) name their webhook subscription in their subject
+ * (`webhook:<id>`: a new subscription under a deleted one's id would list its deliveries, redeliver them to
+ * their URL and count their attempts).
+ */
+const KEPT_SEQUENCES = ['api_keys', 'webhook_subscriptions'] as const;
+
+/**
  * Empties the Q&A tables and restarts their ids. CASCADE also empties what references users or questions
  * (API keys, verification lists, webhook subscriptions, polls): they would point at rows that no longer exist.
- * API key ids are not reused: rate-limit counters in Redis are kept per key id, and a new key numbered as a
- * deleted one would start with that key's spent budget.
+ * The ids of KEPT_SEQUENCES go on from where they were.
  */
 export async function truncateQa(session: BulkSession): Promise<void> {
-  const keyIds = `pg_get_serial_sequence('api_keys', 'id')`;
-  const [next] = await session.query<{ id: string }>(`SELECT nextval(${keyIds})::text AS id`);
+  const sequence = (table: string) => `pg_get_serial_sequence('${table}', 'id')`;
+  const next: number[] = [];
+  for (const table of KEPT_SEQUENCES) {
+    const [row] = await session.query<{ id: string }>(`SELECT nextval(${sequence(table)})::text AS id`);
+    next.push(Number(row!.id));
+  }
   await session.query(`TRUNCATE ${QA_TABLES.map((t) => `"${t}"`).join(', ')} RESTART IDENTITY CASCADE`);
-  await session.query(`SELECT setval(${keyIds}, ${Number(next!.id)}, false)`);
+  for (const [i, table] of KEPT_SEQUENCES.entries()) {
+    await session.query(`SELECT setval(${sequence(table)}, ${next[i]}, false)`);
+  }
 }
 
 /** After rows were written with explicit ids, moves each id sequence past the largest id so API inserts go on. */
