@@ -121,3 +121,20 @@ describe('SIGTERM during start-up', () => {
     }
   }, 90_000);
 });
+
+// `npm run start:prod:workers` stopped with a SIGTERM to npm: without `exec`, npm's shell stood between npm and
+// node, npm and the shell died (exit 143) and the worker went on running, orphaned, holding its jobs. The test
+// above runs `npm start`; the compiled entry points need a build, so here every start script is checked to hand
+// npm's process over to node as `npm start` does.
+describe('the start scripts of package.json', () => {
+  it('run node in place of npm’s shell, so that npm’s stop signal reaches it', async () => {
+    const { default: pkg } = await import('../../package.json', { with: { type: 'json' } });
+    const scripts = Object.entries(pkg.scripts as Record<string, string>).filter(
+      ([name, command]) => name.startsWith('start') && /^(exec )?node /.test(command),
+    );
+    expect(scripts.map(([name]) => name)).toEqual(
+      expect.arrayContaining(['start', 'start:workers', 'start:prod', 'start:prod:workers']),
+    );
+    for (const [name, command] of scripts) expect(command, name).toMatch(/^exec node /);
+  });
+});
