@@ -1,9 +1,10 @@
 import { createInterface } from 'node:readline';
 
 /**
- * `npm run dev` pipes the processes' JSON log lines through this for reading at a terminal: time, level, name,
- * message, then the other fields; anything that is not a JSON line passes unchanged. Development only:
- * production keeps the JSON lines, one object per line, for the log collector.
+ * JSON log lines made readable at a terminal: time, level, name, message, then the other fields; anything that is
+ * not a JSON line passes unchanged. `npm run dev` (bin/dev.ts) shows its server's output this way; run alone, this
+ * file reads stdin (`… | tsx bin/pretty-logs.ts`). Development only: production keeps the JSON lines, one object
+ * per line, for the log collector.
  */
 const LEVELS: Record<number, string> = {
   10: 'TRACE',
@@ -16,7 +17,7 @@ const LEVELS: Record<number, string> = {
 const COLOURS: Record<number, string> = { 40: '\x1b[33m', 50: '\x1b[31m', 60: '\x1b[31m' };
 const colour = process.stdout.isTTY;
 
-function pretty(line: string): string {
+export function pretty(line: string): string {
   let entry: Record<string, unknown>;
   try {
     entry = JSON.parse(line) as Record<string, unknown>;
@@ -33,7 +34,15 @@ function pretty(line: string): string {
   return tint ? `${tint}${text}\x1b[0m` : text;
 }
 
-const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
-lines.on('line', (line) => process.stdout.write(`${pretty(line)}\n`));
-// Ctrl-C reaches the whole pipeline: this side ends when the server's output does.
-process.on('SIGINT', () => {});
+/** Writes every line of `input` to stdout, made readable. */
+export function prettyPrint(input: NodeJS.ReadableStream): void {
+  createInterface({ input, crlfDelay: Infinity }).on('line', (line) =>
+    process.stdout.write(`${pretty(line)}\n`),
+  );
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  prettyPrint(process.stdin);
+  // Ctrl-C reaches the whole pipeline: this side ends when the server's output does.
+  process.on('SIGINT', () => {});
+}

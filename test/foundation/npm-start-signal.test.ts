@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROOT, startProcess } from '../support/processes.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
@@ -137,4 +138,82 @@ describe('the start scripts of package.json', () => {
     );
     for (const [name, command] of scripts) expect(command, name).toMatch(/^exec node /);
   });
+});
+
+/** The processes descended from `pid`, read from /proc (Linux). */
+function descendants(pid: number): number[] {
+  const parents = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      // "pid (comm) state ppid …": comm may hold spaces, so read past its closing parenthesis.
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  const found: number[] = [];
+  const walk = (parent: number) => {
+    for (const [child, ppid] of parents)
+      if (ppid === parent) {
+        found.push(child);
+        walk(child);
+      }
+  };
+  walk(pid);
+  return found;
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+// `npm run dev` was a shell pipeline (`tsx watch … | tsx bin/pretty-logs.ts`): a SIGTERM to npm ended npm and its
+// shell and left the watcher, the server and the log printer running. bin/dev.ts now stands in front of them.
+describe('npm run dev stopped with SIGTERM', () => {
+  let runtime: TestRuntime;
+
+  beforeAll(async () => {
+    runtime = await createTestRuntime();
+  });
+  afterAll(() => runtime?.close());
+
+  it('stops the server gracefully and leaves no process behind', async () => {
+    const npm = spawn('npm', ['run', 'dev', '--', '--role', 'qa'], {
+      cwd: ROOT,
+      env: { ...process.env, ...runtime.env, QA_PORT: '0', LOG_LEVEL: 'info', DEMO_DATA: 'false' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    let output = '';
+    npm.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    npm.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    const exited = new Promise<number | null>((resolve) => npm.on('close', (code) => resolve(code)));
+    const seen = async (pattern: RegExp) => {
+      const deadline = Date.now() + 60_000;
+      while (!pattern.test(output)) {
+        if (Date.now() > deadline) throw new Error(`no ${pattern} in:\n${output.slice(-2000)}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    };
+    let started: number[] = [];
+    try {
+      // The log lines come made readable: "<time> INFO  agora-qa: ready {…}".
+      await seen(/INFO +agora-qa: ready/);
+      started = descendants(npm.pid!);
+      npm.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(output).toMatch(/agora-qa: shutting down \{"signal":"SIGTERM"\}/);
+      expect(output).toMatch(/agora-qa: stopped/);
+      expect(started.filter(alive)).toEqual([]);
+    } finally {
+      for (const pid of [npm.pid!, ...started]) if (alive(pid)) process.kill(pid, 'SIGKILL');
+    }
+  }, 90_000);
 });
