@@ -165,10 +165,11 @@ function descendants(pid: number): number[] {
   return found;
 }
 
+/** Running: a zombie (state Z: exited, not yet reaped by its new parent, which in a container may never come) is not. */
 const alive = (pid: number) => {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
   } catch {
     return false;
   }
@@ -211,6 +212,10 @@ describe('npm run dev stopped with SIGTERM', () => {
       expect(await exited).toBe(0);
       expect(output).toMatch(/agora-qa: shutting down \{"signal":"SIGTERM"\}/);
       expect(output).toMatch(/agora-qa: stopped/);
+      // A helper the watcher ran (esbuild's service) ends when it reads the end of its input, just after.
+      const deadline = Date.now() + 30_000;
+      while (started.some(alive) && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 100));
       expect(started.filter(alive)).toEqual([]);
     } finally {
       for (const pid of [npm.pid!, ...started]) if (alive(pid)) process.kill(pid, 'SIGKILL');
