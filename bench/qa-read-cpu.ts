@@ -3,7 +3,8 @@
  * checkout (e.g. the main branch), read cache and rate limits off, on one already seeded database; per read the two
  * run in turn, `--rounds` times each, and the table gives the CPU milliseconds per request of the service's
  * processes and of the database's PostgreSQL backends, and their ratio (service ÷ PostgreSQL; the issue's target is
- * at most 1). CPU per request, unlike latency, stays readable on a loaded machine; the rounds show its spread.
+ * at most 1), with each run's req/s and p99. CPU per request, unlike latency, stays readable on a loaded machine; the
+ * rounds show its spread.
  *
  *   npx tsx bench/qa-read-cpu.ts --database agora_bench [--before ../agora-baseline] [--duration 8] [--rounds 2]
  *                                [--deep]
@@ -55,7 +56,7 @@ async function measure(server: BenchServer, path: string) {
   );
   const ms = (role: string) => ((used.get(role) ?? 0) * 1000) / Math.max(result.requests, 1);
   if (result.non2xx + result.errors > 0) throw new Error(`${path}: failed requests`);
-  return { service: ms('service'), postgres: ms('postgres'), rps: result.requestsPerSecond };
+  return { service: ms('service'), postgres: ms('postgres'), rps: result.requestsPerSecond, p99: result.p99 };
 }
 
 /** Page 1, the middle page and the last page of each list by date, as the service counts them. */
@@ -104,7 +105,7 @@ async function main() {
         ];
     const rows: string[][] = [];
     for (const path of paths) {
-      const runs = new Map<string, { service: number; postgres: number; rps: number }[]>();
+      const runs = new Map<string, Awaited<ReturnType<typeof measure>>[]>();
       for (let round = 0; round < ROUNDS; round++) {
         for (const { label, server } of versions) {
           log(`${path}: ${label}, round ${round + 1}…`);
@@ -118,7 +119,8 @@ async function main() {
             .get(label)!
             .map(
               (r) =>
-                `${r.service.toFixed(2)} / ${r.postgres.toFixed(2)} (${(r.service / r.postgres).toFixed(2)})`,
+                `${r.service.toFixed(2)} / ${r.postgres.toFixed(2)} (${(r.service / r.postgres).toFixed(2)}); ` +
+                `${Math.round(r.rps)} req/s, p99 ${r.p99} ms`,
             )
             .join(', '),
         ),
@@ -137,7 +139,9 @@ async function main() {
         markdownTable(
           [
             'read',
-            ...versions.map(({ label }) => `${label}: CPU ms/req service / PostgreSQL (ratio), per round`),
+            ...versions.map(
+              ({ label }) => `${label}: CPU ms/req service / PostgreSQL (ratio); req/s, p99, per round`,
+            ),
           ],
           rows,
         ),
