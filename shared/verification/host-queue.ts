@@ -46,7 +46,10 @@ export interface HostWorkItem {
 export interface TakeLimits {
   /** Most items one take returns (a session's RCPT budget, less the catch-all probe). */
   maxBatch: number;
-  /** Fewest items a take returns while more wait: below this a share is not worth a session's overhead. */
+  /**
+   * Fewest items a take of list work returns while more wait: below this a share is not worth a session's overhead.
+   * Synchronous work is shared out whatever its size: a request's latency is its slowest address.
+   */
   minBatch: number;
   /** Sessions sharing the waiting work: a take returns its share of it, so the last items are spread. */
   lanes: number;
@@ -76,17 +79,20 @@ end
 `;
 
 // Takes a share of the waiting work, synchronous first, into the in-flight list: one step, so no item is ever
-// neither pending nor in flight. First removes the items the lane has answered since its last take (ARGV[7…]: their
+// neither pending nor in flight. A caller waits for synchronous work, so it is spread over every lane; list work
+// only in shares of at least ARGV[2] (a new session's overhead). First removes the items the lane has answered since its last take (ARGV[7…]: their
 // replies were sent before this call), sparing a round trip of their own. Refreshes the host job's claim and
 // ownership; takes nothing for a job that lost it. Returns what is still waiting after the take, then the items.
 const TAKE = `${OWN}
 for i = 7, #ARGV do redis.call('LREM', KEYS[3], 1, ARGV[i]) end
 if not own(KEYS[5], ARGV[6], ARGV[5]) then return {0} end
 redis.call('SET', KEYS[4], '1', 'PX', ARGV[5])
-local waiting = redis.call('LLEN', KEYS[1]) + redis.call('LLEN', KEYS[2])
+local sync = redis.call('LLEN', KEYS[1])
+local waiting = sync + redis.call('LLEN', KEYS[2])
 if waiting == 0 then return {0} end
 local n = math.ceil(waiting / tonumber(ARGV[3]))
-n = math.min(tonumber(ARGV[1]), math.max(tonumber(ARGV[2]), n))
+if sync == 0 then n = math.max(tonumber(ARGV[2]), n) end
+n = math.min(tonumber(ARGV[1]), n)
 local out = {0}
 for i = 1, n do
   local item = redis.call('LMOVE', KEYS[1], KEYS[3], 'LEFT', 'RIGHT')

@@ -29,7 +29,7 @@ const DEFAULT_PACING_MS = 100;
 // lingers after its work, so with fewer slots than hosts that have work, hosts wait for slots while their
 // connections could be busy (docs/benchmarks.md, "Host jobs per verifier"). At most 2 sockets each.
 const DEFAULT_DRAIN_CONCURRENCY = 256;
-// The replies a new SMTP session costs besides its RCPTs (greeting, EHLO, MAIL FROM, QUIT): a domain's work is
+// The replies a new SMTP session costs besides its RCPTs (greeting, EHLO, MAIL FROM, QUIT): a list's work for a host is
 // split over another connection only in shares at least this big.
 const SESSION_OVERHEAD_REPLIES = 4;
 // How long a verdict is reused for the same address unless the request asks for fresher (VERIFY_RESULT_TTL_MS).

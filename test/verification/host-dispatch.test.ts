@@ -112,6 +112,32 @@ describe('pending work per host (host-queue.ts)', () => {
     expect(await queue.waiting('mx.test')).toBe(0);
   });
 
+  it('spreads waiting synchronous work over every lane, and list work only in shares worth a session', async () => {
+    const queue = createHostQueue({
+      redis: store.redis,
+      keyPrefix: `${store.prefix}m:`,
+      keyTtlMs: 60_000,
+      claimTtlMs: 60_000,
+    });
+    const limits = { maxBatch: 19, minBatch: 4, lanes: 2 };
+    // Three addresses a caller waits for: two lanes, so a share of two, then one (below minBatch: a caller's
+    // latency is its slowest address, so the other lane takes the rest at once).
+    await queue.push('mx.test', 'sync', ['s1', 's2', 's3'].map(item));
+    const first = await queue.take('mx.test', 'job-1', limits);
+    expect(first.map((t) => t.item.address)).toEqual(['s1', 's2']);
+    const second = await queue.take('mx.test', 'job-1', limits);
+    expect(second.map((t) => t.item.address)).toEqual(['s3']);
+    await queue.done('mx.test', [...first, ...second]);
+
+    // Five list addresses: half of them (three) is below minBatch, so a share of four, then the last one.
+    await queue.push('mx.test', 'list', ['l1', 'l2', 'l3', 'l4', 'l5'].map(item));
+    const third = await queue.take('mx.test', 'job-1', limits);
+    expect(third.map((t) => t.item.address)).toEqual(['l1', 'l2', 'l3', 'l4']);
+    const fourth = await queue.take('mx.test', 'job-1', limits);
+    expect(fourth.map((t) => t.item.address)).toEqual(['l5']);
+    await queue.done('mx.test', [...third, ...fourth]);
+  });
+
   it('takes a lane’s answered items off in-flight with its next take, and says what still waits', async () => {
     const queue = createHostQueue({
       redis: store.redis,

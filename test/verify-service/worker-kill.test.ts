@@ -34,7 +34,10 @@ describe('a verify worker killed mid-probe', () => {
     // The second worker is up before the first dies; the job stays locked by the first (it renews its lock).
     await startWorker();
     const stats = smtp.stats.get(SLOW)!;
-    expect(stats.connections).toBe(1);
+    // The first worker shares the waiting addresses over the host's two lanes: one or two sessions, all frozen.
+    const beforeKill = stats.connections;
+    expect(beforeKill).toBeGreaterThanOrEqual(1);
+    expect(beforeKill).toBeLessThanOrEqual(2);
     first.child.kill('SIGKILL');
     await first.exited;
     expect(first.child.signalCode).toBe('SIGKILL');
@@ -52,7 +55,7 @@ describe('a verify worker killed mid-probe', () => {
       'valid',
     ]);
     expect(body.data[2]).toMatchObject({ reason: 'mailbox_not_found' });
-    // The second worker probed the group again in a session of its own.
-    expect(stats.connections).toBe(2);
+    // The second worker probed the group again in sessions of its own.
+    expect(stats.connections).toBeGreaterThan(beforeKill);
   }, 180_000);
 });
