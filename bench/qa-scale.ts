@@ -113,7 +113,8 @@ async function readSet(server: BenchServer, url: string): Promise<[string, strin
   };
   return [
     ...(await deep('questions newest', '/api/questions')),
-    ['questions votes, page 1', '/api/questions?sort=votes'],
+    ...(await deep('questions votes', '/api/questions?sort=votes')),
+    ...(await deep('questions views', '/api/questions?sort=views')),
     ...(await deep('questions unanswered', '/api/questions?sort=unanswered')),
     ...(await deep(`questions tag=${tag} votes`, `/api/questions?tag=${encodeURIComponent(tag)}&sort=votes`)),
     ...(await deep(`questions category=${category} views`, `/api/questions?category=${category}&sort=views`)),

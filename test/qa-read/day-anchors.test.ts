@@ -32,7 +32,7 @@ const DATED: [string, number][] = [
 ];
 const DAYS = DATED.map(([, count]) => count);
 
-/** Rows a page number must skip before the day counters are used (seek.ts, DAY_ANCHOR_MIN_SKIP). */
+/** Rows a page number must skip before the day counters are used (seek.ts, ANCHOR_MIN_SKIP). */
 const ANCHORED_SKIP = 2000;
 
 /** The rows before the day that holds row `skip` (0-based), days taken in the given order. */

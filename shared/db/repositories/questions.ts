@@ -9,6 +9,7 @@ import {
   emptyPagination,
   seekPage,
   type DayCounted,
+  type ValueCounted,
   type PaginationWithCursor,
   type SeekList,
   type SeekOrder,
@@ -89,6 +90,12 @@ const DAY_COUNTED: Partial<Record<QuestionSort, DayCounted>> = {
   newest: 'questions',
   unanswered: 'unanswered',
 };
+
+/** The sorts whose lists, unfiltered or by category, have counts per value (migration 0028; seek.ts, valueAnchor). */
+function valueCounted(sort: QuestionSort, category: number | undefined): ValueCounted | undefined {
+  if (sort !== 'votes' && sort !== 'views') return undefined;
+  return category === undefined ? `questions:${sort}` : `category:${category}:${sort}`;
+}
 
 function order(sort: QuestionSort, alias: 'q' | 'qt'): SeekOrder {
   const column = KEY_COLUMN[sort];
@@ -228,9 +235,11 @@ export function questionsRepository(db: Db) {
       );
       total = row?.n ?? 0;
     }
-    // All the questions, or all the unanswered ones, by date: the day counters find where a deep page starts.
+    // All the questions, or all the unanswered ones, by date: the day counters find where a deep page starts; all
+    // the questions or a category's by votes or views: the value counts do.
     const days = category ? undefined : DAY_COUNTED[params.sort];
-    return { from, where, order: ordered, total, days };
+    const values = valueCounted(params.sort, category ? params.category : undefined);
+    return { from, where, order: ordered, total, days, values };
   }
 
   return {

@@ -67,7 +67,17 @@ export interface SeekList {
    * walk at the day that holds its offset (dayAnchor) instead of an end of the list.
    */
   days?: DayCounted;
+  /**
+   * The list is every row that migration 0028's value_counts counts under this name, ordered by an int value (the
+   * first key) and then the id: a page number deep in the list starts its walk at the block of ids, within one
+   * value, that holds its offset (valueAnchor).
+   */
+  values?: ValueCounted;
 }
+
+/** The lists whose rows migration 0028 counts by their sort value. */
+export type ValueCounted =
+  'questions:votes' | 'questions:views' | `category:${number}:${'votes' | 'views'}` | 'users:reputation';
 
 /**
  * The lists whose rows list_counts counts per UTC day of their created_at: all questions, answers and comments
@@ -220,10 +230,10 @@ const pagination = (
 
 /** The pagination of a list that has no rows (a filter names nothing). */
 /**
- * Below this many rows to skip, a page number walks from the end of its list: reading the day counters costs about
- * what walking this many index entries does.
+ * Below this many rows to skip, a page number walks from the end of its list: reading the day counters or the value
+ * counts costs about what walking this many index entries does.
  */
-const DAY_ANCHOR_MIN_SKIP = 2000;
+const ANCHOR_MIN_SKIP = 2000;
 
 export interface DayAnchor {
   /** The rows of the walk's order before the anchor day: those dated after it (descending) or before it. */
@@ -285,6 +295,68 @@ export async function dayAnchor(
         ? sql`${at} < ((${day}::date + 1)::timestamp AT TIME ZONE 'UTC')`
         : sql`${at} >= (${day}::date::timestamp AT TIME ZONE 'UTC')`,
   };
+}
+
+export interface ValueAnchor {
+  /** The rows of the walk's order before the anchor. */
+  before: number;
+  /** The condition that starts the walk at the anchor, on the list's value key and its id. */
+  bound: (value: SQL, id: SQL) => SQL;
+}
+
+/**
+ * The value's bits each value level drops (migration 0028's agora_value_count_keys), coarsest first: each level
+ * splits a bucket of the one above into at most 2^8 buckets. The level after them counts each value per block of
+ * 2^BLOCK_BITS ids.
+ */
+const LEVEL_SHIFTS = [24, 16, 8, 0] as const;
+const BLOCK_BITS = 12;
+const BLOCK_LEVEL = LEVEL_SHIFTS.length;
+
+/** The values a bucket of a value level holds (an arithmetic shift, so negative values bucket the same way). */
+export function levelRange(level: number, bucket: number): { lo: number; hi: number } {
+  const span = 2 ** LEVEL_SHIFTS[level]!;
+  return { lo: bucket * span, hi: bucket * span + span - 1 };
+}
+
+/**
+ * Where the walk to the `skip`-th row of a value-counted list can start, as dayAnchor does for the lists by date:
+ * level by level (migration 0028), it sums the counts inside the bucket the level above chose, in the walk's
+ * direction, to find the one that holds the row, down to a block of ids within one value. A level whose counts do
+ * not add up to the bucket above (a write committed between two reads) stops the descent there; when the top level
+ * does not add up to `total` (or a table was loaded without its recount) it is undefined, and the caller walks as
+ * before.
+ */
+export async function valueAnchor(
+  db: Db,
+  list: ValueCounted,
+  descending: boolean,
+  skip: number,
+  total: number,
+): Promise<ValueAnchor | undefined> {
+  // One row per level the descent reached (migration 0028's agora_value_anchor), the deepest last.
+  const reached = await preparedQuery<{ level: number; bucket: number; block: number; before: number }>(
+    db,
+    sql`SELECT level, bucket, block, before FROM agora_value_anchor(${list}::text, ${descending}::boolean,
+          ${skip}::bigint, ${total}::bigint)`,
+  );
+  const deepest = reached.at(-1);
+  if (!deepest) return undefined;
+  const [at, bucket, before] = [Number(deepest.level), Number(deepest.bucket), Number(deepest.before)];
+  if (at === BLOCK_LEVEL) {
+    // Rows from the block's first id onwards in the walk's direction, within the one value.
+    const block = Number(deepest.block);
+    const edge = (descending ? block + 1 : block) * 2 ** BLOCK_BITS;
+    return {
+      before,
+      bound: (v, id) =>
+        descending
+          ? sql`(${v}, ${id}) < (${bucket}::int, ${edge}::bigint)`
+          : sql`(${v}, ${id}) >= (${bucket}::int, ${edge}::bigint)`,
+    };
+  }
+  const { lo, hi } = levelRange(at, bucket);
+  return { before, bound: (v) => (descending ? sql`${v} <= ${hi}::int` : sql`${v} >= ${lo}::int`) };
 }
 
 export const emptyPagination = (params: SeekParams): PaginationWithCursor =>
@@ -351,17 +423,19 @@ export async function seekPage<T>(
   // Nearer the end: walk the index backwards over the rows after the page, then put the page back in order.
   const fromEnd = list.total - end < offset;
   const walk = async (reverse: boolean, take: number, skip: number) => {
-    const anchor =
-      list.days && skip >= DAY_ANCHOR_MIN_SKIP
-        ? await dayAnchor(db, list.days, walkOf(order, reverse).descending, skip, list.total)
-        : undefined;
-    if (!anchor) return select(list.where, reverse, take, skip);
-    return select(
-      sql`${list.where} AND ${anchor.bound(order.keys[0]!.expr)}`,
-      reverse,
-      take,
-      skip - anchor.before,
-    );
+    const descending = walkOf(order, reverse).descending;
+    const [first, id] = [order.keys[0]!.expr, order.keys.at(-1)!.expr];
+    let bound: SQL | undefined;
+    let before = 0;
+    if (skip >= ANCHOR_MIN_SKIP && list.days) {
+      const anchor = await dayAnchor(db, list.days, descending, skip, list.total);
+      if (anchor) [bound, before] = [anchor.bound(first), anchor.before];
+    } else if (skip >= ANCHOR_MIN_SKIP && list.values) {
+      const anchor = await valueAnchor(db, list.values, descending, skip, list.total);
+      if (anchor) [bound, before] = [anchor.bound(first, id), anchor.before];
+    }
+    if (!bound) return select(list.where, reverse, take, skip);
+    return select(sql`${list.where} AND ${bound}`, reverse, take, skip - before);
   };
   const raw = fromEnd
     ? (await walk(true, end - offset, list.total - end)).reverse()

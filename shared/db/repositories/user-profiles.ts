@@ -115,6 +115,7 @@ export function userProfilesRepository(db: Db) {
           order,
           total: count?.n ?? 0,
           bounded: windowed,
+          values: !windowed && params.sort === 'reputation' ? 'users:reputation' : undefined,
         },
         params,
       );
