@@ -130,6 +130,8 @@ async function readSet(server: BenchServer, url: string): Promise<[string, strin
     ['question linked', `/api/questions/${question}/linked`],
     [`similar "${COMMON_WORD}"`, `/api/similar?title=${COMMON_WORD}%20problem`],
     ['comments newest, page 1', '/api/comments'],
+    ...(await deep('answers votes', '/api/answers?sort=votes')),
+    ...(await deep('comments votes', '/api/comments?sort=votes')),
     ['top user questions', `/api/users/${user}/questions`],
     ['top user answers', `/api/users/${user}/answers`],
     ['top user tags', `/api/users/${user}/tags`],

@@ -41,6 +41,14 @@ const LISTS: { list: ValueCounted; key: string; path: string; rows: string; valu
       value: sort,
     })),
   ]),
+  { list: 'answers:votes', key: 'answers', path: '/api/answers?sort=votes', rows: 'answers', value: 'votes' },
+  {
+    list: 'comments:votes',
+    key: 'comments',
+    path: '/api/comments?sort=votes',
+    rows: 'comments',
+    value: 'votes',
+  },
   {
     list: 'users:reputation',
     key: 'users',
@@ -119,10 +127,18 @@ describe('deep pages by a number start at the value counts', { timeout: 180_000 
              CASE WHEN i % 17 = 0 THEN 0 ELSE (i * 7919) % 3000 END
       FROM generate_series(1, ${QUESTIONS}) i`);
     await query(sql`
+      INSERT INTO answers (question_id, author_id, content, votes)
+      SELECT 1 + i % ${QUESTIONS}, ${author}, 'Answer ' || i, CASE WHEN i % 2 = 0 THEN 0 ELSE (i * 31) % 97 - 5 END
+      FROM generate_series(1, 6000) i`);
+    await query(sql`
+      INSERT INTO comments (question_id, author_id, content, votes)
+      SELECT 1 + i % ${QUESTIONS}, ${author}, 'Comment ' || i, CASE WHEN i % 3 = 0 THEN 0 ELSE i % 13 END
+      FROM generate_series(1, 5000) i`);
+    await query(sql`
       INSERT INTO users (username, display_name, reputation)
       SELECT 'rep' || i, 'Rep ' || i, CASE WHEN i % 4 = 0 THEN 1 ELSE (i * 131) % 40000 + 1 END
       FROM generate_series(1, ${USERS}) i`);
-  });
+  }, 300_000);
 
   afterAll(async () => {
     await app?.close();
@@ -227,6 +243,9 @@ describe('deep pages by a number start at the value counts', { timeout: 180_000 
       await query(sql`UPDATE questions SET votes = votes + 1, views = 0 WHERE id = ${id}`);
     }
     await query(sql`UPDATE users SET reputation = reputation * 3 WHERE id % 6 = 0`);
+    await query(sql`UPDATE answers SET votes = votes + 3 WHERE id % 5 = 1`);
+    await query(sql`UPDATE comments SET votes = 0 WHERE id % 4 = 1`);
+    await query(sql`DELETE FROM comments WHERE id % 30 = 2`);
     await query(sql`DELETE FROM questions WHERE id % 50 = 7`);
     await query(sql`DELETE FROM users WHERE id % 70 = 9`);
     await query(sql`

@@ -138,8 +138,10 @@ export function answerListsRepository(db: Db) {
         order,
         total: total?.n ?? 0,
         bounded: windowed,
-        // All the site's answers by date: the day counters find where a deep page starts.
+        // All the site's answers: by date, the day counters find where a deep page starts; by votes, the value
+        // counts do.
         days: userId === undefined && !windowed && params.sort !== 'votes' ? 'answers' : undefined,
+        values: userId === undefined && !windowed && params.sort === 'votes' ? 'answers:votes' : undefined,
       },
       params,
     );

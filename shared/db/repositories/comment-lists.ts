@@ -129,8 +129,11 @@ export function commentListsRepository(db: Db) {
           order,
           total: count.n,
           bounded: count.bounded,
-          // All the site's comments by date: the day counters find where a deep page starts.
+          // All the site's comments: by date, the day counters find where a deep page starts; by votes, the value
+          // counts do.
           days: scope.kind === 'all' && !count.bounded && params.sort !== 'votes' ? 'comments' : undefined,
+          values:
+            scope.kind === 'all' && !count.bounded && params.sort === 'votes' ? 'comments:votes' : undefined,
         },
         params,
       );

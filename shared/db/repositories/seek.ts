@@ -77,7 +77,12 @@ export interface SeekList {
 
 /** The lists whose rows migration 0028 counts by their sort value. */
 export type ValueCounted =
-  'questions:votes' | 'questions:views' | `category:${number}:${'votes' | 'views'}` | 'users:reputation';
+  | 'questions:votes'
+  | 'questions:views'
+  | `category:${number}:${'votes' | 'views'}`
+  | 'answers:votes'
+  | 'comments:votes'
+  | 'users:reputation';
 
 /**
  * The lists whose rows list_counts counts per UTC day of their created_at: all questions, answers and comments
