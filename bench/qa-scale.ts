@@ -118,6 +118,11 @@ async function readSet(server: BenchServer, url: string): Promise<[string, strin
     ...(await deep('questions unanswered', '/api/questions?sort=unanswered')),
     ...(await deep(`questions tag=${tag} votes`, `/api/questions?tag=${encodeURIComponent(tag)}&sort=votes`)),
     ...(await deep(`questions category=${category} views`, `/api/questions?category=${category}&sort=views`)),
+    ...(await deep(`questions category=${category} newest`, `/api/questions?category=${category}`)),
+    ...(await deep(
+      `questions category=${category} unanswered`,
+      `/api/questions?category=${category}&sort=unanswered`,
+    )),
     ...(await deep('users reputation', '/api/users?sort=reputation')),
     ['users name, page 1', '/api/users?sort=name'],
     ['tags popular, page 1', '/api/tags'],

@@ -183,11 +183,39 @@ describe('list totals under concurrent writes', { timeout: 120_000 }, () => {
         UNION ALL SELECT agora_month_scope(created_at, 'questions'), count(*) FROM questions GROUP BY 1
         UNION ALL SELECT agora_month_scope(created_at, 'answers'), count(*) FROM answers GROUP BY 1
         UNION ALL SELECT agora_month_scope(created_at, 'comments'), count(*) FROM comments GROUP BY 1
+        -- Migration 0030's: a category's questions and its unanswered ones, and users, per day and month.
+        UNION ALL SELECT agora_day_scope(created_at, 'category:' || category_id), count(*) FROM questions
+                  WHERE category_id IS NOT NULL GROUP BY 1
+        UNION ALL SELECT agora_month_scope(created_at, 'category:' || category_id), count(*) FROM questions
+                  WHERE category_id IS NOT NULL GROUP BY 1
+        UNION ALL SELECT agora_day_scope(created_at, 'category-unanswered:' || category_id), count(*) FROM questions
+                  WHERE category_id IS NOT NULL AND answers_count = 0 GROUP BY 1
+        UNION ALL SELECT agora_month_scope(created_at, 'category-unanswered:' || category_id), count(*) FROM questions
+                  WHERE category_id IS NOT NULL AND answers_count = 0 GROUP BY 1
+        UNION ALL SELECT agora_day_scope(created_at, 'users'), count(*) FROM users GROUP BY 1
+        UNION ALL SELECT agora_month_scope(created_at, 'users'), count(*) FROM users GROUP BY 1
       )
       SELECT coalesce(t.scope, c.scope) AS scope, coalesce(t.n, 0)::int AS expected, coalesce(c.n, 0)::int AS counted
       FROM truth t FULL JOIN list_counts c ON c.scope = t.scope
       WHERE coalesce(t.n, 0) <> coalesce(c.n, 0)`;
     expect(mismatches).toEqual([]);
+
+    // Migrations 0028 and 0029's value counts against the rows they count.
+    const valueMismatches = await sql`
+      WITH truth AS (
+        SELECT r.list, k.level, k.bucket, k.block, count(*) AS n
+        FROM (SELECT l.list, l.value, q.id FROM questions q, agora_question_value_lists(q.votes, q.views, q.category_id) l
+              UNION ALL SELECT 'answers:votes', votes, id FROM answers
+              UNION ALL SELECT 'comments:votes', votes, id FROM comments
+              UNION ALL SELECT 'users:reputation', reputation, id FROM users) r,
+             agora_value_count_keys(r.value, r.id) k
+        GROUP BY 1, 2, 3, 4
+      )
+      SELECT coalesce(t.list, c.list) AS list, coalesce(t.n, 0)::int AS expected, coalesce(c.n, 0)::int AS counted
+      FROM truth t FULL JOIN value_counts c
+        ON (c.list, c.level, c.bucket, c.block) = (t.list, t.level, t.bucket, t.block)
+      WHERE coalesce(t.n, 0) <> coalesce(c.n, 0)`;
+    expect(valueMismatches).toEqual([]);
 
     // The per-tag and per-category totals of migration 0002, and the sort keys copied onto question_tags.
     const [checks] = await sql<{ tags: number; categories: number; keys: number; answers: number }[]>`

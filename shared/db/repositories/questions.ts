@@ -85,11 +85,12 @@ const KEY_COLUMN: Record<QuestionSort, string> = {
   unanswered: 'created_at',
 };
 
-/** The sorts whose list, unfiltered, has posts-per-day counters (seek.ts, dayAnchor). */
-const DAY_COUNTED: Partial<Record<QuestionSort, DayCounted>> = {
-  newest: 'questions',
-  unanswered: 'unanswered',
-};
+/** The sorts whose lists, unfiltered or by category, have posts-per-day counters (seek.ts, dayAnchor). */
+function dayCounted(sort: QuestionSort, category: number | undefined): DayCounted | undefined {
+  if (sort === 'newest') return category === undefined ? 'questions' : `category:${category}`;
+  if (sort === 'unanswered') return category === undefined ? 'unanswered' : `category-unanswered:${category}`;
+  return undefined;
+}
 
 /** The sorts whose lists, unfiltered or by category, have counts per value (migration 0028; seek.ts, valueAnchor). */
 function valueCounted(sort: QuestionSort, category: number | undefined): ValueCounted | undefined {
@@ -237,7 +238,7 @@ export function questionsRepository(db: Db) {
     }
     // All the questions, or all the unanswered ones, by date: the day counters find where a deep page starts; all
     // the questions or a category's by votes or views: the value counts do.
-    const days = category ? undefined : DAY_COUNTED[params.sort];
+    const days = dayCounted(params.sort, category ? params.category : undefined);
     const values = valueCounted(params.sort, category ? params.category : undefined);
     return { from, where, order: ordered, total, days, values };
   }

@@ -62,8 +62,8 @@ export interface SeekList {
    */
   render?: { columns: SQL; join: SQL };
   /**
-   * The list is every row of a table whose posts per UTC day list_counts keeps (`day:<date>:<kind>`, migrations 0011
-   * and 0026), ordered first by the timestamp those counters date. A page number deep in the list then starts its
+   * The list is every row that list_counts counts per UTC day as `kind` (`day:<date>:<kind>`, migrations 0011, 0026
+   * and 0030), ordered first by the timestamp those counters date. A page number deep in the list then starts its
    * walk at the day that holds its offset (dayAnchor) instead of an end of the list.
    */
   days?: DayCounted;
@@ -86,9 +86,16 @@ export type ValueCounted =
 
 /**
  * The lists whose rows list_counts counts per UTC day of their created_at: all questions, answers and comments
- * (0011), the unanswered questions (0026).
+ * (0011), the unanswered questions (0026), a category's questions and its unanswered ones, and users (0030).
  */
-export type DayCounted = 'questions' | 'answers' | 'comments' | 'unanswered';
+export type DayCounted =
+  | 'questions'
+  | 'answers'
+  | 'comments'
+  | 'unanswered'
+  | `category:${number}`
+  | `category-unanswered:${number}`
+  | 'users';
 
 /**
  * `next_cursor`: pass it as `cursor` for the page after this one; null on the last page, where `has_more` is false

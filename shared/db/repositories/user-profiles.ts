@@ -116,6 +116,7 @@ export function userProfilesRepository(db: Db) {
           total: count?.n ?? 0,
           bounded: windowed,
           values: !windowed && params.sort === 'reputation' ? 'users:reputation' : undefined,
+          days: !windowed && params.sort === 'newest' ? 'users' : undefined,
         },
         params,
       );
