@@ -270,8 +270,9 @@ export async function dayAnchor(
   total: number,
 ): Promise<DayAnchor | undefined> {
   const direction = sql.raw(descending ? 'DESC' : 'ASC');
-  // The scopes sort by date in the C collation (a cheaper sort than the database's); the ranges keep the scans on
-  // list_counts' primary key, and LIKE (far cheaper than a regular expression per row) picks the kind's rows.
+  // The scopes sort by date in the C collation (a cheaper sort than the database's). A kind's months, and a month's
+  // days of it, are one range of migration 0031's indexes (its name after the date, then the scope); the LIKEs keep
+  // only names of the right shape.
   const [found] = await preparedQuery<{ day: string; before: number }>(
     db,
     sql`WITH months AS (
@@ -279,19 +280,26 @@ export async function dayAnchor(
                  (sum(n) OVER (ORDER BY scope COLLATE "C" ${direction} ROWS UNBOUNDED PRECEDING) - n)::bigint AS before,
                  sum(n) OVER ()::bigint AS total
           FROM list_counts
-          WHERE scope >= 'month:' AND scope < 'month;' AND scope LIKE ('month:____-__:' || ${kind}::text)
+          WHERE scope LIKE 'month:%' AND substr(scope, 15) = ${kind}::text
+            AND scope LIKE ('month:____-__:' || ${kind}::text)
         ), month AS (
           SELECT month, n, before FROM months
           WHERE total = ${total}::bigint AND before <= ${skip}::bigint
           ORDER BY before DESC LIMIT 1
         ), days AS (
-          SELECT substr(d.scope, 5, 10) AS day, m.n AS month_n,
-                 m.before + (sum(d.n) OVER (ORDER BY d.scope COLLATE "C" ${direction} ROWS UNBOUNDED PRECEDING)
-                   - d.n)::bigint AS before,
-                 sum(d.n) OVER ()::bigint AS month_total
-          FROM month m JOIN list_counts d
-            ON d.scope >= 'day:' || m.month || '-' AND d.scope < 'day:' || m.month || '.'
-           AND d.scope LIKE ('day:____-__-__:' || ${kind}::text)
+          -- Lateral, so that the month found bounds the scan of its days (joined, the planner could scan every day
+          -- of the kind and filter).
+          SELECT x.day, m.n AS month_n, m.before + x.before_in AS before, x.month_total
+          FROM month m CROSS JOIN LATERAL (
+            SELECT substr(d.scope, 5, 10) AS day,
+                   (sum(d.n) OVER (ORDER BY d.scope COLLATE "C" ${direction} ROWS UNBOUNDED PRECEDING)
+                     - d.n)::bigint AS before_in,
+                   sum(d.n) OVER ()::bigint AS month_total
+            FROM list_counts d
+            WHERE d.scope LIKE 'day:%' AND substr(d.scope, 16) = ${kind}::text
+              AND d.scope COLLATE "C" >= 'day:' || m.month || '-' AND d.scope COLLATE "C" < 'day:' || m.month || '.'
+              AND d.scope LIKE ('day:____-__-__:' || ${kind}::text)
+          ) x
         )
         SELECT day, before FROM days WHERE month_total = month_n AND before <= ${skip}::bigint
         ORDER BY before DESC LIMIT 1`,
