@@ -240,7 +240,6 @@ const pagination = (
   next_cursor: next,
 });
 
-/** The pagination of a list that has no rows (a filter names nothing). */
 /**
  * Below this many rows to skip, a page number walks from the end of its list: reading the day counters or the value
  * counts costs about what walking this many index entries does.
@@ -379,6 +378,7 @@ export async function valueAnchor(
   return { before, bound: (v) => (descending ? sql`${v} <= ${hi}::int` : sql`${v} >= ${lo}::int`) };
 }
 
+/** The pagination of a list that has no rows (a filter names nothing). */
 export const emptyPagination = (params: SeekParams): PaginationWithCursor =>
   pagination(params.page, params.limit, 0, null);
 
