@@ -246,11 +246,12 @@ const pagination = (
  */
 const ANCHOR_MIN_SKIP = 2000;
 
-export interface DayAnchor {
-  /** The rows of the walk's order before the anchor day: those dated after it (descending) or before it. */
+/** Where a walk deep into a list starts (dayAnchor, valueAnchor). */
+export interface Anchor {
+  /** The rows of the walk's order before the anchor. */
   before: number;
-  /** The condition that starts the walk at the anchor day, on the list's timestamp key. */
-  bound: (at: SQL) => SQL;
+  /** The condition that starts the walk at the anchor, on the list's first sort key and its id. */
+  bound: (first: SQL, id: SQL) => SQL;
 }
 
 /**
@@ -267,7 +268,7 @@ export async function dayAnchor(
   descending: boolean,
   skip: number,
   total: number,
-): Promise<DayAnchor | undefined> {
+): Promise<Anchor | undefined> {
   const direction = sql.raw(descending ? 'DESC' : 'ASC');
   // The scopes sort by date in the C collation (a cheaper sort than the database's). A kind's months, and a month's
   // days of it, are one range of migration 0031's indexes (its name after the date, then the scope); the LIKEs keep
@@ -316,13 +317,6 @@ export async function dayAnchor(
   };
 }
 
-export interface ValueAnchor {
-  /** The rows of the walk's order before the anchor. */
-  before: number;
-  /** The condition that starts the walk at the anchor, on the list's value key and its id. */
-  bound: (value: SQL, id: SQL) => SQL;
-}
-
 /**
  * The value's bits each value level drops (migration 0028's agora_value_count_keys), coarsest first: each level
  * splits a bucket of the one above into at most 2^8 buckets. The level after them counts each value per block of
@@ -352,7 +346,7 @@ export async function valueAnchor(
   descending: boolean,
   skip: number,
   total: number,
-): Promise<ValueAnchor | undefined> {
+): Promise<Anchor | undefined> {
   // One row per level the descent reached (migration 0028's agora_value_anchor), the deepest last.
   const reached = await preparedQuery<{ level: number; bucket: number; block: number; before: number }>(
     db,
@@ -444,18 +438,17 @@ export async function seekPage<T>(
   const fromEnd = list.total - end < offset;
   const walk = async (reverse: boolean, take: number, skip: number) => {
     const descending = walkOf(order, reverse).descending;
-    const [first, id] = [order.keys[0]!.expr, order.keys.at(-1)!.expr];
-    let bound: SQL | undefined;
-    let before = 0;
-    if (skip >= ANCHOR_MIN_SKIP && list.days) {
-      const anchor = await dayAnchor(db, list.days, descending, skip, list.total);
-      if (anchor) [bound, before] = [anchor.bound(first), anchor.before];
-    } else if (skip >= ANCHOR_MIN_SKIP && list.values) {
-      const anchor = await valueAnchor(db, list.values, descending, skip, list.total);
-      if (anchor) [bound, before] = [anchor.bound(first, id), anchor.before];
-    }
-    if (!bound) return select(list.where, reverse, take, skip);
-    return select(sql`${list.where} AND ${bound}`, reverse, take, skip - before);
+    const anchor =
+      skip < ANCHOR_MIN_SKIP
+        ? undefined
+        : list.days
+          ? await dayAnchor(db, list.days, descending, skip, list.total)
+          : list.values
+            ? await valueAnchor(db, list.values, descending, skip, list.total)
+            : undefined;
+    if (!anchor) return select(list.where, reverse, take, skip);
+    const bound = anchor.bound(order.keys[0]!.expr, order.keys.at(-1)!.expr);
+    return select(sql`${list.where} AND ${bound}`, reverse, take, skip - anchor.before);
   };
   const raw = fromEnd
     ? (await walk(true, end - offset, list.total - end)).reverse()
