@@ -1,7 +1,9 @@
+import { parse } from 'csv-parse';
+import { stringify } from 'csv-stringify/sync';
+import { once } from 'node:events';
 import { createReadStream, createWriteStream, statSync } from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { ReadableStream } from 'node:stream/web';
 import { parseArgs } from 'node:util';
 
@@ -11,8 +13,9 @@ import { parseArgs } from 'node:util';
  * Uploads a CSV (or a .txt of one address per line) to the verification service's POST /lists, shows the list's
  * progress (a bar on a terminal, a line per change otherwise), then downloads the results as CSV: the uploaded
  * columns followed by the result fields. VERIFY_URL (default http://localhost:$VERIFY_PORT, 3001) names the service;
- * the key comes from --key or VERIFY_API_KEY; the list is named after the file unless --name says otherwise. Exit
- * code 0 when the list completed, 1 otherwise.
+ * the key comes from --key or VERIFY_API_KEY; the list is named after the file unless --name says otherwise. A
+ * download cut on the way (the connection lost, the service restarting) resumes after the last whole row it wrote.
+ * Exit code 0 when the list completed, 1 otherwise.
  */
 
 const USAGE =
@@ -21,6 +24,8 @@ const POLL_MS = 1000;
 const REQUEST_TIMEOUT_MS = 30_000;
 // An upload or a download of a million rows over a slow link: generous, but never unbounded.
 const TRANSFER_TIMEOUT_MS = 30 * 60_000;
+// A download resumes this many times, waiting a little longer each time (1, 2, 4 … 30 s).
+const DOWNLOAD_ATTEMPTS = 8;
 
 interface List {
   id: string;
@@ -137,7 +142,69 @@ for (;;) {
 }
 if (process.stdout.isTTY) process.stdout.write('\n');
 
-const results = await call(`/lists/${list.id}/results?format=csv`, {}, TRANSFER_TIMEOUT_MS);
-await pipeline(Readable.fromWeb(results.body as ReadableStream), createWriteStream(out));
+/**
+ * The results as CSV into `out`. Each record is written once it has been read whole, so after a cut the file ends
+ * at a row boundary; the next request asks for the rows after that one (`after_row`, the last column) and gets no
+ * header. Records are written as the service writes them (csv-stringify, CRLF), so the file is byte for byte the
+ * one an uncut download gives.
+ */
+async function downloadResults(id: string): Promise<void> {
+  const file = createWriteStream(out);
+  let header = false;
+  let lastRow = 0;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const res = await fetch(
+        `${base}/lists/${id}/results?format=csv${lastRow ? `&after_row=${lastRow}` : ''}`,
+        {
+          headers: { 'x-api-key': key! },
+          signal: AbortSignal.timeout(TRANSFER_TIMEOUT_MS),
+        },
+      );
+      if (res.status < 500 && !res.ok) {
+        const body = (await res.json().catch(() => null)) as { message?: string } | null;
+        fail(`GET /lists/${id}/results: ${res.status} ${body?.message ?? res.statusText}`);
+      }
+      if (!res.ok) throw new Error(`${res.status} ${res.statusText}`);
+      // Records are taken from the parser as soon as each chunk is parsed, so that a cut loses only the row it
+      // fell in (a pipeline would drop the parsed rows still buffered when the body fails).
+      const parser = parse({ relax_column_count: true });
+      let parseError: Error | null = null;
+      parser.on('error', (err) => (parseError = err));
+      let first = lastRow === 0;
+      const take = async (record: string[]) => {
+        // Without after_row the service starts with the header, which an earlier attempt may have written.
+        if (first && header) {
+          first = false;
+          return;
+        }
+        first = false;
+        if (!file.write(stringify([record], { eof: true, record_delimiter: '\r\n' })))
+          await once(file, 'drain');
+        if (header) lastRow = Number(record[record.length - 1]);
+        header = true;
+      };
+      for await (const chunk of Readable.fromWeb(res.body as ReadableStream)) {
+        parser.write(chunk);
+        for (let record; (record = parser.read() as string[] | null) !== null;) await take(record);
+        if (parseError) throw parseError;
+      }
+      parser.end();
+      for await (const record of parser) await take(record as string[]);
+      break;
+    } catch (err) {
+      if (attempt >= DOWNLOAD_ATTEMPTS) fail(`GET /lists/${id}/results: ${(err as Error).message}`);
+      const wait = Math.min(30_000, 1000 * 2 ** (attempt - 1));
+      process.stderr.write(
+        `results download cut after row ${lastRow} (${(err as Error).message}); resuming in ${wait / 1000}s\n`,
+      );
+      await new Promise((resolve) => setTimeout(resolve, wait));
+    }
+  }
+  file.end();
+  await once(file, 'finish');
+}
+
+await downloadResults(list.id);
 process.stdout.write(`results: ${out}\n`);
 process.exit(list.status === 'completed' ? 0 : 1);

@@ -9,6 +9,7 @@ import { startWorkerPool, type WorkerPool } from '../../workers/pool.js';
 import { freePort } from '../support/ports.js';
 import { runProcess } from '../support/processes.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
+import { startTcpProxy } from '../support/tcp-proxy.js';
 import { createKeys, worldEnv } from '../verify-service/helpers.js';
 import { startListWorld, type VerifyApp } from './helpers.js';
 
@@ -77,6 +78,56 @@ describe('npm run verify:list', () => {
     });
     expect(run.code, run.output).toBe(0);
     expect(readFileSync(output, 'utf8')).toMatch(/\r\nalice@example\.test,valid,/);
+  }, 120_000);
+
+  // The service's connection is cut in the middle of the CSV download: the CLI asks for the rest after the last
+  // whole row it wrote, and the file is the one an uncut download gives.
+  it('resumes a results download that was cut', async () => {
+    const input = path.join(dir, 'many.csv');
+    const output = path.join(dir, 'many.results.csv');
+    const rows = Array.from({ length: 3000 }, (_, i) => `"Name ${i}, with a comma",alice@example.test`);
+    writeFileSync(input, `name,email\n${rows.join('\n')}\n`);
+    let cuts = 0;
+    const requests: string[] = [];
+    const proxy = await startTcpProxy(new URL(url), (cut) => {
+      let csvBytes = -1;
+      return {
+        fromClient(chunk, toUpstream) {
+          requests.push(...(String(chunk).match(/^GET \S+/gm) ?? []));
+          // Uncompressed, so that the cut falls after whole rows (a gzip body may decode nothing before it).
+          toUpstream(Buffer.from(String(chunk).replace(/^accept-encoding:/gim, 'x-no-encoding:'), 'latin1'));
+        },
+        fromUpstream(chunk, toClient) {
+          if (csvBytes < 0 && /content-type: text\/csv/i.test(String(chunk))) csvBytes = 0;
+          if (csvBytes >= 0) csvBytes += chunk.length;
+          if (cuts === 0 && csvBytes > 40_000) {
+            cuts++;
+            toClient(chunk.subarray(0, chunk.length >> 1));
+            return cut();
+          }
+          toClient(chunk);
+        },
+      };
+    });
+    try {
+      const run = await runProcess('bin/verify-list.ts', [input, '--out', output], {
+        VERIFY_URL: `http://127.0.0.1:${proxy.port}`,
+        VERIFY_API_KEY: key,
+      });
+      expect(run.code, run.output).toBe(0);
+      expect(cuts).toBe(1);
+      expect(run.output).toMatch(/results download cut after row \d+/);
+      const resumed = requests.filter((r) => r.includes('/results?format=csv&after_row='));
+      expect(resumed, JSON.stringify(requests) + run.output).toHaveLength(1);
+
+      const id = /list ([a-z2-7]{24}):/.exec(run.stdout)![1]!;
+      const whole = await fetch(`${url}/lists/${id}/results?format=csv`, { headers: { 'x-api-key': key } });
+      const written = readFileSync(output, 'utf8');
+      expect(written).toBe(await whole.text());
+      expect(written.split('\r\n')).toHaveLength(3002);
+    } finally {
+      await proxy.close();
+    }
   }, 120_000);
 
   it('says so when nothing answers at the address', async () => {

@@ -2,15 +2,47 @@ import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import type { Database } from '../../../shared/db/client.js';
 import { resultsAfter, type ResultRow } from '../../../shared/db/repositories/verification-lists.js';
+import { isDatabaseUnavailable } from '../../../shared/db/unavailable.js';
 import { VerificationResult } from '../schemas.js';
 
 /**
  * The streamed result formats (NDJSON, CSV): every finished row (or every row of the wanted statuses) in input
  * order, read from PostgreSQL in keyset batches by row number. A batch is the only thing in memory, and no
  * transaction or connection is held between batches, so a slow download pins nothing in the database.
+ *
+ * A batch whose read meets the database away (a restart, a failover) is read again until `retryWindowMs` has
+ * passed: a blip costs the download a pause, not its end. A longer outage ends the stream unfinished (the
+ * chunked body is cut, never closed as if complete), and the client asks for the rest with `after_row`.
  */
 
 const BATCH = 1000;
+export const STREAM_RETRY_WINDOW_MS = 15_000;
+const MAX_RETRY_DELAY_MS = 1000;
+
+export interface StreamOptions {
+  /** Only rows after this 1-based row (0: from the first). */
+  afterRow?: number;
+  retryWindowMs?: number;
+}
+
+async function batchAfter(
+  database: Database,
+  listId: string,
+  statuses: readonly string[] | null,
+  after: number,
+  retryWindowMs: number,
+): Promise<ResultRow[]> {
+  const deadline = Date.now() + retryWindowMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await resultsAfter(database.db, listId, statuses, after, BATCH);
+    } catch (err) {
+      if (!isDatabaseUnavailable(err) || Date.now() >= deadline) throw err;
+      const delay = Math.min(MAX_RETRY_DELAY_MS, 50 * 2 ** attempt, deadline - Date.now());
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
 
 /** The result fields in the order of the API's schema (jsonb does not keep key order). */
 export const RESULT_FIELDS = Object.keys(
@@ -28,10 +60,11 @@ async function* finishedRows(
   database: Database,
   listId: string,
   statuses: readonly string[] | null,
+  { afterRow = 0, retryWindowMs = STREAM_RETRY_WINDOW_MS }: StreamOptions,
 ): AsyncGenerator<ResultRow> {
-  let after = 0;
+  let after = afterRow;
   for (;;) {
-    const batch = await resultsAfter(database.db, listId, statuses, after, BATCH);
+    const batch = await batchAfter(database, listId, statuses, after, retryWindowMs);
     for (const row of batch) yield row;
     if (batch.length < BATCH) return;
     after = batch[batch.length - 1]!.row;
@@ -42,10 +75,11 @@ export function ndjsonStream(
   database: Database,
   listId: string,
   statuses: readonly string[] | null,
+  options: StreamOptions = {},
 ): Readable {
   return Readable.from(
     (async function* () {
-      for await (const row of finishedRows(database, listId, statuses))
+      for await (const row of finishedRows(database, listId, statuses, options))
         yield `${JSON.stringify(orderedResult(row))}\n`;
     })(),
   );
@@ -79,6 +113,7 @@ export function csvStream(
   listId: string,
   uploaded: string[] | null,
   statuses: readonly string[] | null,
+  options: StreamOptions = {},
 ): Readable {
   const columns = uploaded ?? ['email'];
   const line = (cells: unknown[]) =>
@@ -86,8 +121,9 @@ export function csvStream(
   return Readable.from(
     (async function* () {
       const appendedColumns = appendedFields(columns);
-      yield line([...columns, ...appendedColumns.map((c) => c.name)]);
-      for await (const row of finishedRows(database, listId, statuses)) {
+      // A resumed download continues a file that has its header already.
+      if (!options.afterRow) yield line([...columns, ...appendedColumns.map((c) => c.name)]);
+      for await (const row of finishedRows(database, listId, statuses, options)) {
         const fields = row.fields ?? [String(row.result.email ?? '')];
         // Rows may be shorter or longer than the header (a ragged CSV): padded, never shifted.
         const uploadedCells = columns.map((_, k) => fields[k] ?? '');

@@ -262,18 +262,22 @@ export const listRoutes: FastifyPluginAsyncTypebox<{ deps: VerifyDeps }> = async
     },
     async (request, reply) => {
       const list = await owned(request, request.params.id);
-      const { format, page, limit } = request.query;
+      const { format, page, limit, after_row: afterRow } = request.query;
       const statuses = parseStatusFilter(request.query.status);
       if (format === 'ndjson')
         return reply
           .type('application/x-ndjson; charset=utf-8')
-          .send(ndjsonStream(deps.database, list.id, statuses) as never);
+          .send(ndjsonStream(deps.database, list.id, statuses, { afterRow }) as never);
       if (format === 'csv') {
         reply
           .type('text/csv; charset=utf-8')
           .header('content-disposition', `attachment; filename="${list.id}.csv"`);
-        return reply.send(csvStream(deps.database, list.id, list.columns, statuses) as never);
+        return reply.send(csvStream(deps.database, list.id, list.columns, statuses, { afterRow }) as never);
       }
+      if (afterRow !== undefined)
+        throw new ValidationError(
+          'after_row resumes the ndjson and csv streams; format=json pages with page and limit',
+        );
       const rows = await resultsPage(deps.database.db, list.id, statuses, {
         limit,
         offset: (page - 1) * limit,

@@ -115,6 +115,15 @@ export const ResultsQuery = Type.Object({
   ),
   page: Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1 }),
   limit: Type.Integer({ minimum: 1, maximum: 1000, default: 100 }),
+  after_row: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 2147483647,
+      description:
+        'ndjson and csv: only rows after this input row, to resume a download that was cut (csv then has no ' +
+        'header row, so the rest appends to the file); json pages with page and limit instead',
+    }),
+  ),
 });
 
 export const CreateQuery = Type.Object({
