@@ -45,16 +45,24 @@ afterAll(async () => {
 async function proxiedDatabase() {
   const target = new URL(databaseUrl(runtime.databaseName));
   let proxy = await startTcpProxy(target, () => ({}));
+  let up = true;
   const url = new URL(target);
   url.port = String(proxy.port);
-  const database = await openDatabase({ databaseUrl: url.toString(), dataDir: '', maxConnections: 2 });
+  const database = await openDatabase({ databaseUrl: url.toString(), dataDir: '', maxConnections: 1 });
+  const bringUp = async () => {
+    proxy = await startTcpProxy(target, () => ({}), Number(url.port));
+    up = true;
+  };
   return {
     database,
-    takeDown: () => proxy.close(),
-    async bringUp() {
-      proxy = await startTcpProxy(target, () => ({}), Number(url.port));
+    takeDown() {
+      up = false;
+      return proxy.close();
     },
+    bringUp,
     async close() {
+      // Up again first: a pool closed while its server is away waits out its end timeout.
+      if (!up) await bringUp();
       await database.close();
       await proxy.close();
     },
