@@ -1,4 +1,4 @@
--- Two recounts that seeds and imports wait for, computing the same rows from fewer passes (docs/benchmarks.md,
+-- Recounts that seeds and imports wait for, computing the same rows from fewer passes (docs/benchmarks.md,
 -- Seeding). agora_recount_values (migration 0029) expanded every row of the counted tables into its five keys before
 -- grouping; the rows are now grouped once at the finest level (a value's rows per block of ids), and each coarser
 -- level is summed from the values' counts.
@@ -55,4 +55,37 @@ BEGIN
   UPDATE categories k SET questions_count = COALESCE(c.n, 0)
   FROM (SELECT k2.id, count(q.id) AS n FROM categories k2 LEFT JOIN questions q ON q.category_id = k2.id GROUP BY k2.id) c
   WHERE c.id = k.id AND k.questions_count IS DISTINCT FROM COALESCE(c.n, 0);
+END $$;
+--> statement-breakpoint
+-- The day counters (migrations 0011 and 0030) named each row's day before grouping; they are now grouped by day and
+-- kind first, each group's scope named once. Otherwise unchanged.
+CREATE OR REPLACE FUNCTION agora_recount_qa_reads() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE answers SET accepted_at = created_at WHERE is_accepted AND accepted_at IS NULL;
+  DELETE FROM list_counts WHERE scope IN ('answers', 'comments', 'questions:accepted')
+    OR scope LIKE 'user:%:comments' OR scope LIKE 'day:%';
+  INSERT INTO list_counts (scope, n)
+  SELECT 'answers', count(*) FROM answers
+  UNION ALL SELECT 'comments', count(*) FROM comments
+  UNION ALL SELECT 'questions:accepted', count(*) FROM questions WHERE has_accepted
+  UNION ALL SELECT 'user:' || author_id || ':comments', count(*) FROM comments GROUP BY author_id
+  UNION ALL SELECT agora_day_scope(d.day AT TIME ZONE 'UTC', d.kind), d.n FROM (
+    SELECT 'questions' AS kind, (created_at AT TIME ZONE 'UTC')::date AS day, count(*) AS n FROM questions GROUP BY 2
+    UNION ALL SELECT 'answers', (created_at AT TIME ZONE 'UTC')::date, count(*) FROM answers GROUP BY 2
+    UNION ALL SELECT 'comments', (created_at AT TIME ZONE 'UTC')::date, count(*) FROM comments GROUP BY 2) d;
+END $$;
+--> statement-breakpoint
+CREATE OR REPLACE FUNCTION agora_recount_list_days() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  DELETE FROM list_counts
+  WHERE scope LIKE 'day:%:category:%' OR scope LIKE 'day:%:category-unanswered:%' OR scope LIKE 'day:%:users';
+  INSERT INTO list_counts (scope, n)
+  SELECT agora_day_scope(d.day AT TIME ZONE 'UTC', d.kind), d.n FROM (
+    SELECT 'category:' || category_id AS kind, (created_at AT TIME ZONE 'UTC')::date AS day, count(*) AS n
+    FROM questions WHERE category_id IS NOT NULL GROUP BY category_id, 2
+    UNION ALL
+    SELECT 'category-unanswered:' || category_id, (created_at AT TIME ZONE 'UTC')::date, count(*)
+    FROM questions WHERE category_id IS NOT NULL AND answers_count = 0 GROUP BY category_id, 2
+    UNION ALL
+    SELECT 'users', (created_at AT TIME ZONE 'UTC')::date, count(*) FROM users GROUP BY 2) d;
 END $$;
