@@ -90,11 +90,14 @@ async function call(url: string, init: RequestInit = {}, timeoutMs = REQUEST_TIM
         : `${base}${url}: ${(err as Error).message}${cause ? ` (${cause})` : ''}`,
     );
   }
-  if (!res.ok) {
-    const body = (await res.json().catch(() => null)) as { message?: string } | null;
-    fail(`${init.method ?? 'GET'} ${url}: ${res.status} ${body?.message ?? res.statusText}`);
-  }
+  if (!res.ok) await failWith(res, `${init.method ?? 'GET'} ${url}`);
   return res;
+}
+
+/** Exits with the service's error message for an answer that is not a success. */
+async function failWith(res: Response, what: string): Promise<never> {
+  const body = (await res.json().catch(() => null)) as { message?: string } | null;
+  return fail(`${what}: ${res.status} ${body?.message ?? res.statusText}`);
 }
 
 function progressLine(list: List): string {
@@ -161,24 +164,21 @@ async function downloadResults(id: string): Promise<void> {
           signal: AbortSignal.timeout(TRANSFER_TIMEOUT_MS),
         },
       );
-      if (res.status < 500 && !res.ok) {
-        const body = (await res.json().catch(() => null)) as { message?: string } | null;
-        fail(`GET /lists/${id}/results: ${res.status} ${body?.message ?? res.statusText}`);
-      }
+      // A refusal (4xx) is final; a 5xx is the service restarting or its database away: tried again.
+      if (res.status < 500 && !res.ok) await failWith(res, `GET /lists/${id}/results`);
       if (!res.ok) throw new Error(`${res.status} ${res.statusText}`);
       // Records are taken from the parser as soon as each chunk is parsed, so that a cut loses only the row it
       // fell in (a pipeline would drop the parsed rows still buffered when the body fails).
       const parser = parse({ relax_column_count: true });
       let parseError: Error | null = null;
       parser.on('error', (err) => (parseError = err));
-      let first = lastRow === 0;
+      // Without after_row the service starts with the header, which an earlier attempt may have written.
+      let repeatedHeader = lastRow === 0 && header;
       const take = async (record: string[]) => {
-        // Without after_row the service starts with the header, which an earlier attempt may have written.
-        if (first && header) {
-          first = false;
+        if (repeatedHeader) {
+          repeatedHeader = false;
           return;
         }
-        first = false;
         if (!file.write(stringify([record], { eof: true, record_delimiter: '\r\n' })))
           await once(file, 'drain');
         if (header) lastRow = Number(record[record.length - 1]);

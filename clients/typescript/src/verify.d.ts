@@ -1006,7 +1006,7 @@ export interface operations {
                 status?: string;
                 page?: number;
                 limit?: number;
-                /** @description ndjson and csv: only rows after this input row, to resume a download that was cut (csv then has no header row, so the rest appends to the file); json pages with page and limit instead */
+                /** @description ndjson and csv: only rows after this input row, to resume a download that was cut (from 1 on, csv has no header row, so the rest appends to the file); json pages with page and limit instead */
                 after_row?: number;
             };
             header?: never;

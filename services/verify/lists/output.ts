@@ -16,7 +16,7 @@ import { VerificationResult } from '../schemas.js';
  */
 
 const BATCH = 1000;
-export const STREAM_RETRY_WINDOW_MS = 15_000;
+const STREAM_RETRY_WINDOW_MS = 15_000;
 const MAX_RETRY_DELAY_MS = 1000;
 
 export interface StreamOptions {

@@ -120,8 +120,8 @@ export const ResultsQuery = Type.Object({
       minimum: 0,
       maximum: 2147483647,
       description:
-        'ndjson and csv: only rows after this input row, to resume a download that was cut (csv then has no ' +
-        'header row, so the rest appends to the file); json pages with page and limit instead',
+        'ndjson and csv: only rows after this input row, to resume a download that was cut (from 1 on, csv has ' +
+        'no header row, so the rest appends to the file); json pages with page and limit instead',
     }),
   ),
 });
