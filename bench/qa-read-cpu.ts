@@ -7,10 +7,11 @@
  * rounds show its spread.
  *
  *   npx tsx bench/qa-read-cpu.ts --database agora_bench [--before ../agora-baseline] [--duration 8] [--rounds 2]
- *                                [--deep]
+ *                                [--deep] [--only /api/tags]
  *
  * `--deep` reads, instead of the usual set, page 1, the page at 50 % and the last page of the lists by date (all
  * questions, the unanswered ones, answers and comments): what a deep page number costs against the first one.
+ * `--only` keeps the reads whose path starts with it.
  *
  * Seed the database first (e.g. `npx tsx bench/qa-read.ts --database agora_bench`, which also VACUUM ANALYZEs).
  */
@@ -30,6 +31,7 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '2' },
     connections: { type: 'string', default: '32' },
     deep: { type: 'boolean', default: false },
+    only: { type: 'string', default: '' },
   },
 });
 const DATABASE = /^[a-z0-9_]+$/.test(values.database) ? values.database : 'agora_bench';
@@ -88,21 +90,23 @@ async function main() {
       signal: AbortSignal.timeout(30_000),
     });
     const [question] = ((await res.json()) as { data: { questions: { id: number }[] } }).data.questions;
-    const paths = values.deep
-      ? await deepPages(versions.at(-1)!.server.url)
-      : [
-          '/api/questions',
-          '/api/questions?page=500',
-          '/api/questions?sort=votes',
-          '/api/questions?sort=unanswered',
-          '/api/questions?tag=hops',
-          `/api/questions/${question!.id}?include=answers,comments`,
-          '/api/users',
-          '/api/users?sort=name&page=100',
-          '/api/tags',
-          '/api/search?q=temperature&type=questions',
-          '/api/search?q=temperature',
-        ];
+    const paths = (
+      values.deep
+        ? await deepPages(versions.at(-1)!.server.url)
+        : [
+            '/api/questions',
+            '/api/questions?page=500',
+            '/api/questions?sort=votes',
+            '/api/questions?sort=unanswered',
+            '/api/questions?tag=hops',
+            `/api/questions/${question!.id}?include=answers,comments`,
+            '/api/users',
+            '/api/users?sort=name&page=100',
+            '/api/tags',
+            '/api/search?q=temperature&type=questions',
+            '/api/search?q=temperature',
+          ]
+    ).filter((path) => path.startsWith(values.only));
     const rows: string[][] = [];
     for (const path of paths) {
       const runs = new Map<string, Awaited<ReturnType<typeof measure>>[]>();

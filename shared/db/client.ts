@@ -8,6 +8,7 @@ import {
   serveEmbedded,
   type EmbeddedOwner,
 } from './embedded-server.js';
+import { setReusablePlanClient } from './prepared.js';
 import * as schema from './schema/index.js';
 
 export type Schema = typeof schema;
@@ -121,7 +122,8 @@ async function openPostgres(
         : {}),
       // Named prepared statements (shared/db/prepared.ts) are planned for each call's values, never with a generic
       // plan: a search's best plan depends on how common its words are, and a generic plan chosen after a run of
-      // common words walks the whole table for a rare one. They still skip parsing. (The embedded database's
+      // common words walks the whole table for a rare one. They still skip parsing. Statements that declare their
+      // plans reusable run on a second pool that leaves the choice to PostgreSQL (below). (The embedded database's
       // socket prepares nothing and gets no extra startup parameter.)
       ...('url' in target ? { plan_cache_mode: 'force_custom_plan', ...SILENT_CLIENT_SETTINGS } : {}),
     },
@@ -147,6 +149,13 @@ async function openPostgres(
           prepare: false,
         });
   const db = drizzle(client, { schema }) as unknown as Db;
+  // Opened beside the first with the same bound; postgres.js connects lazily, so a process that runs no statement
+  // with reusable plans (a worker, a tool) never opens one of its connections.
+  const reusablePlans =
+    'url' in target
+      ? postgres(target.url, { ...options, connection: { ...options.connection, plan_cache_mode: 'auto' } })
+      : undefined;
+  if (reusablePlans) setReusablePlanClient(db, reusablePlans);
   return {
     db,
     kind: 'postgres',
@@ -177,7 +186,9 @@ async function openPostgres(
         await unlisten();
       };
     },
-    close: () => client.end({ timeout: 5 }),
+    close: async () => {
+      await Promise.all([client.end({ timeout: 5 }), reusablePlans?.end({ timeout: 5 })]);
+    },
   };
 }
 

@@ -12,6 +12,15 @@ import type { Db } from './client.js';
  * The text must be a constant (never built from request values): postgres.js keys its statements by text, so
  * texts that vary would fill every connection with statements. Connections that were opened with `prepare: false`
  * (the embedded database's shared session) and PGlite run it unnamed.
+ *
+ * Plans: the service's connections make PostgreSQL plan every prepared statement for each call's values
+ * (`plan_cache_mode = force_custom_plan`, client.ts), because for a search, a tag or a date window the best plan
+ * depends on the values, and a generic plan chosen after a run of common ones can walk a whole table for a rare
+ * one. A statement whose best plan is the same whatever its values (a lookup by primary key or by counter name)
+ * can say `plans: 'reusable'`: it then runs on the database's second pool, whose connections leave the choice to
+ * PostgreSQL (`auto`: after five custom plans it keeps a generic one when that is no costlier), so a large
+ * statement is not planned again on every call. Only the top-level handle has that pool; a transaction's statements
+ * stay on the transaction's connection.
  */
 interface PostgresJsClient {
   unsafe(text: string, params: unknown[], options: { prepare: boolean }): Promise<unknown[]>;
@@ -20,8 +29,27 @@ interface PgliteClient {
   query(text: string, params: unknown[]): Promise<{ rows: unknown[] }>;
 }
 
-export async function preparedRows<T>(db: Db, text: string, params: unknown[]): Promise<T[]> {
-  const client = (db as unknown as { $client: PostgresJsClient | PgliteClient }).$client;
+export interface PlanChoice {
+  /** 'per-call' (the default): planned for each call's values. 'reusable': PostgreSQL may keep a generic plan. */
+  plans?: 'per-call' | 'reusable';
+}
+
+const reusablePlanClients = new WeakMap<Db, PostgresJsClient>();
+
+/** Gives db a second pool for statements whose plans are reusable (client.ts opens it beside the first). */
+export function setReusablePlanClient(db: Db, client: { unsafe: (...args: never[]) => unknown }): void {
+  reusablePlanClients.set(db, client as unknown as PostgresJsClient);
+}
+
+export async function preparedRows<T>(
+  db: Db,
+  text: string,
+  params: unknown[],
+  { plans = 'per-call' }: PlanChoice = {},
+): Promise<T[]> {
+  const client =
+    (plans === 'reusable' ? reusablePlanClients.get(db) : undefined) ??
+    (db as unknown as { $client: PostgresJsClient | PgliteClient }).$client;
   if ('unsafe' in client && typeof client.unsafe === 'function')
     return (await client.unsafe(text, params, { prepare: true })) as T[];
   return (await (client as PgliteClient).query(text, params)).rows as T[];
@@ -33,7 +61,7 @@ const DIALECT = new PgDialect();
  * A drizzle statement run as a named prepared statement (above). Every value in it must be a parameter (`${value}`),
  * never `sql.raw` of a request's value, so that its text depends only on its shape.
  */
-export function preparedQuery<T>(db: Db, statement: SQL): Promise<T[]> {
+export function preparedQuery<T>(db: Db, statement: SQL, choice: PlanChoice = {}): Promise<T[]> {
   const { sql: text, params } = DIALECT.sqlToQuery(statement);
-  return preparedRows<T>(db, text, params);
+  return preparedRows<T>(db, text, params, choice);
 }

@@ -5,6 +5,8 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../shared/db/client.js';
 import { migrateDatabase } from '../../shared/db/migrate.js';
+import { preparedRows } from '../../shared/db/prepared.js';
+import { questionJsonRepository } from '../../shared/db/repositories/question-json.js';
 import { CANDIDATES, type SearchType } from '../../shared/db/repositories/search.js';
 import { searchService } from '../../shared/qa/search.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
@@ -134,6 +136,46 @@ describe('search statements', () => {
             WHERE statement LIKE 'WITH hits AS%' ORDER BY custom_plans DESC LIMIT 1`,
       );
       expect(plans).toEqual({ generic: 0, custom: 13 });
+    } finally {
+      await database.close();
+    }
+  });
+
+  it("a question's detail declares reusable plans: it runs on the second pool, where PostgreSQL keeps a generic plan", async () => {
+    const database = await openDatabase({
+      databaseUrl: runtime.env.DATABASE_URL,
+      dataDir: '',
+      maxConnections: 1,
+    });
+    try {
+      const [first] = await database.query<{ id: number }>(sql`SELECT min(id)::int AS id FROM questions`);
+      const questions = questionJsonRepository(database.db);
+      for (let i = 0; i < 8; i++) {
+        const detail = await questions.detail(first!.id, String(first!.id), {
+          answers: true,
+          comments: true,
+        });
+        expect(detail?.id).toBe(first!.id);
+      }
+      const statements = (db: typeof database.db, plans: 'per-call' | 'reusable') =>
+        preparedRows<{ plans: string; generic: number; custom: number }>(
+          db,
+          `SELECT current_setting('plan_cache_mode') AS plans, generic_plans::int AS generic,
+                  custom_plans::int AS custom
+           FROM pg_prepared_statements WHERE statement LIKE 'SELECT q.id, json_strip_nulls%'`,
+          [],
+          { plans },
+        );
+      // Planned for the first calls' values, then (the plan being the same whatever the id) kept generic.
+      const [reusable] = await statements(database.db, 'reusable');
+      expect(reusable).toMatchObject({ plans: 'auto', custom: 5 });
+      expect(reusable!.generic).toBe(3);
+      // The statement was never prepared on the first pool, whose connections still plan every call.
+      expect(await statements(database.db, 'per-call')).toEqual([]);
+      const [mode] = await database.query<{ plans: string }>(
+        sql`SELECT current_setting('plan_cache_mode') AS plans`,
+      );
+      expect(mode?.plans).toBe('force_custom_plan');
     } finally {
       await database.close();
     }

@@ -60,7 +60,9 @@ export function questionJsonRepository(db: Db) {
     /** A JSON array of the questions of the given ids, in that order. */
     async page(ids: number[]): Promise<JsonText> {
       if (ids.length === 0) return new JsonText('[]');
-      const [row] = await preparedRows<{ json: string }>(db, PAGE_SQL, [`{${ids.join(',')}}`]);
+      const [row] = await preparedRows<{ json: string }>(db, PAGE_SQL, [`{${ids.join(',')}}`], {
+        plans: 'reusable',
+      });
       return new JsonText(row?.json ?? '[]');
     },
 
@@ -73,12 +75,12 @@ export function questionJsonRepository(db: Db) {
       key: string,
       include: { answers: boolean; comments: boolean },
     ): Promise<{ id: number; json: JsonText } | undefined> {
-      const [row] = await preparedRows<{ id: number; json: string }>(db, DETAIL_SQL, [
-        id,
-        key,
-        include.answers,
-        include.comments,
-      ]);
+      const [row] = await preparedRows<{ id: number; json: string }>(
+        db,
+        DETAIL_SQL,
+        [id, key, include.answers, include.comments],
+        { plans: 'reusable' },
+      );
       return row ? { id: row.id, json: new JsonText(row.json) } : undefined;
     },
   };

@@ -233,6 +233,7 @@ export function questionsRepository(db: Db) {
       const [row] = await preparedQuery<{ n: number }>(
         db,
         sql`SELECT ${counter(sql`${unanswered ? 'questions:unanswered' : 'questions'}`)} AS n`,
+        { plans: 'reusable' },
       );
       total = row?.n ?? 0;
     }

@@ -352,6 +352,7 @@ export async function valueAnchor(
     db,
     sql`SELECT level, bucket, block, before FROM agora_value_anchor(${list}::text, ${descending}::boolean,
           ${skip}::bigint, ${total}::bigint)`,
+    { plans: 'reusable' },
   );
   const deepest = reached.at(-1);
   if (!deepest) return undefined;
