@@ -155,7 +155,12 @@ async function openPostgres(
     'url' in target
       ? postgres(target.url, { ...options, connection: { ...options.connection, plan_cache_mode: 'auto' } })
       : undefined;
-  if (reusablePlans) setReusablePlanClient(db, reusablePlans);
+  if (reusablePlans) {
+    // The same parsers and serializers as the first pool, which drizzle set (dates stay text, JSON passes as is).
+    Object.assign(reusablePlans.options.parsers, client.options.parsers);
+    Object.assign(reusablePlans.options.serializers, client.options.serializers);
+    setReusablePlanClient(db, reusablePlans);
+  }
   return {
     db,
     kind: 'postgres',

@@ -34,11 +34,15 @@ export interface PlanChoice {
   plans?: 'per-call' | 'reusable';
 }
 
-const reusablePlanClients = new WeakMap<Db, PostgresJsClient>();
+// A property of the handle, not an entry in a map keyed by it: the read-replica router (replicas/routing.ts) is a
+// proxy that hands out the properties of whichever database the request reads from, this one included (which is
+// why it is configurable: a proxy may not return another value for a fixed property of its target).
+const REUSABLE_PLANS = Symbol('agora.reusablePlans');
+type WithReusablePlans = { [REUSABLE_PLANS]?: PostgresJsClient };
 
 /** Gives db a second pool for statements whose plans are reusable (client.ts opens it beside the first). */
 export function setReusablePlanClient(db: Db, client: { unsafe: (...args: never[]) => unknown }): void {
-  reusablePlanClients.set(db, client as unknown as PostgresJsClient);
+  Object.defineProperty(db, REUSABLE_PLANS, { value: client, configurable: true });
 }
 
 export async function preparedRows<T>(
@@ -48,7 +52,7 @@ export async function preparedRows<T>(
   { plans = 'per-call' }: PlanChoice = {},
 ): Promise<T[]> {
   const client =
-    (plans === 'reusable' ? reusablePlanClients.get(db) : undefined) ??
+    (plans === 'reusable' ? (db as unknown as WithReusablePlans)[REUSABLE_PLANS] : undefined) ??
     (db as unknown as { $client: PostgresJsClient | PgliteClient }).$client;
   if ('unsafe' in client && typeof client.unsafe === 'function')
     return (await client.unsafe(text, params, { prepare: true })) as T[];
