@@ -1,6 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { isInt4Id } from '../int4.js';
+import { preparedQuery } from '../prepared.js';
 import { ANSWER_SORTS, type AnswerSort, type AnswerView } from './answers.js';
 import { iso, markdownOf, rows } from './pagination.js';
 import { seekPage, type PaginationWithCursor, type SeekOrder, type SeekParams } from './seek.js';
@@ -74,11 +75,12 @@ export function answerListsRepository(db: Db) {
   /** The answers of the given ids, in that order; unknown ids are left out. */
   async function byIds(ids: number[]): Promise<AnswerOnQuestion[]> {
     if (ids.length === 0) return [];
-    const found = await rows<Row>(
+    const found = await preparedQuery<Row>(
       db,
       sql`SELECT ${COLUMNS} FROM unnest(${`{${ids.join(',')}}`}::int[]) WITH ORDINALITY AS page(id, n)
           JOIN answers a ON a.id = page.id JOIN users u ON u.id = a.author_id JOIN questions q ON q.id = a.question_id
           ORDER BY page.n`,
+      { plans: 'reusable' },
     );
     return found.map(toView);
   }

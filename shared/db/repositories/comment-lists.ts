@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
+import { preparedQuery } from '../prepared.js';
 import { iso, markdownOf, rows } from './pagination.js';
 import { seekPage, type PaginationWithCursor, type SeekOrder, type SeekParams } from './seek.js';
 import { idsOf, inIdSet, type IdSet } from './id-set.js';
@@ -82,11 +83,12 @@ function baseOrder(scope: CommentScope, sort: CommentSort): SeekOrder {
 export function commentListsRepository(db: Db) {
   async function byIds(ids: number[]): Promise<CommentOnPost[]> {
     if (ids.length === 0) return [];
-    const found = await rows<Row>(
+    const found = await preparedQuery<Row>(
       db,
       sql`SELECT ${COLUMNS} FROM unnest(${`{${ids.join(',')}}`}::int[]) WITH ORDINALITY AS page(id, n)
           JOIN comments c ON c.id = page.id JOIN users u ON u.id = c.author_id
           LEFT JOIN answers a ON a.id = c.answer_id ORDER BY page.n`,
+      { plans: 'reusable' },
     );
     return found.map(toView);
   }

@@ -303,12 +303,13 @@ export function questionsRepository(db: Db) {
      */
     async find(key: string): Promise<QuestionView | undefined> {
       const id = idOf(key);
-      const [row] = await rows<QuestionRow>(
+      const [row] = await preparedQuery<QuestionRow>(
         db,
         id !== undefined
           ? sql`SELECT ${COLUMNS} FROM questions q JOIN users u ON u.id = q.author_id
                 WHERE q.id = ${id} OR q.slug = ${key} ORDER BY (q.id = ${id}) DESC LIMIT 1`
           : sql`SELECT ${COLUMNS} FROM questions q JOIN users u ON u.id = q.author_id WHERE q.slug = ${key}`,
+        { plans: 'reusable' },
       );
       return row ? toView(row) : undefined;
     },
@@ -316,11 +317,12 @@ export function questionsRepository(db: Db) {
     /** The id of a question given by id or slug, without reading its body. */
     async resolveId(key: string): Promise<number | undefined> {
       const id = idOf(key);
-      const [row] = await rows<{ id: number }>(
+      const [row] = await preparedQuery<{ id: number }>(
         db,
         id !== undefined
           ? sql`SELECT id FROM questions WHERE id = ${id} OR slug = ${key} ORDER BY (id = ${id}) DESC LIMIT 1`
           : sql`SELECT id FROM questions WHERE slug = ${key}`,
+        { plans: 'reusable' },
       );
       return row?.id;
     },

@@ -1,5 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
+import { preparedQuery } from '../prepared.js';
 import { iso, rows } from './pagination.js';
 
 /** One tag with its counts (GET /tags/{slug}). */
@@ -34,13 +35,14 @@ export interface TopAnswerer {
 export function tagDetailsRepository(db: Db) {
   return {
     async find(slug: string): Promise<TagDetail | undefined> {
-      const [row] = await rows<TagDetail>(
+      const [row] = await preparedQuery<TagDetail>(
         db,
         sql`SELECT id, name, slug, description, questions_count,
                    coalesce((SELECT n FROM list_counts WHERE scope = 'tag:' || tags.id || ':unanswered'), 0)::int
                      AS unanswered_count,
                    ${iso(sql`created_at`)} AS created_at
             FROM tags WHERE slug = ${slug}`,
+        { plans: 'reusable' },
       );
       return row;
     },

@@ -2,7 +2,7 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { JsonText } from '../json-text.js';
 import { isInt4Id } from '../int4.js';
-import { iso, rows } from './pagination.js';
+import { iso } from './pagination.js';
 import { preparedQuery } from '../prepared.js';
 import {
   boundedCount,
@@ -130,17 +130,20 @@ export function userProfilesRepository(db: Db) {
     async findMany(ids: number[]): Promise<UserProfile[]> {
       const known = ids.filter(isInt4Id);
       if (known.length === 0) return [];
-      const found = await rows<ProfileRow>(
+      const found = await preparedQuery<ProfileRow>(
         db,
         sql`SELECT ${COLUMNS} FROM unnest(${`{${known.join(',')}}`}::int[]) WITH ORDINALITY AS page(pid, n)
             JOIN users ON users.id = page.pid ORDER BY page.n`,
+        { plans: 'reusable' },
       );
       return found.map(toProfile);
     },
 
     async find(id: number): Promise<UserProfile | undefined> {
       if (!isInt4Id(id)) return undefined;
-      const [row] = await rows<ProfileRow>(db, sql`SELECT ${COLUMNS} FROM users WHERE id = ${id}`);
+      const [row] = await preparedQuery<ProfileRow>(db, sql`SELECT ${COLUMNS} FROM users WHERE id = ${id}`, {
+        plans: 'reusable',
+      });
       return row ? toProfile(row) : undefined;
     },
   };
