@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
-import { rows } from './pagination.js';
+import { preparedQuery } from '../prepared.js';
 
 export interface SiteTotals {
   questions: number;
@@ -23,11 +23,14 @@ export interface DayActivity {
 /** The number of days GET /info reports activity for, today (UTC) included. */
 export const ACTIVITY_DAYS = 30;
 
+/** Each statement here has one best plan whatever its values, so PostgreSQL may keep it (prepared.ts). */
+const REUSABLE = { plans: 'reusable' } as const;
+
 /** Site totals and daily activity, all from counters kept by triggers (migrations 0009, 0011): no row is counted. */
 export function siteInfoRepository(db: Db) {
   return {
     async totals(): Promise<SiteTotals> {
-      const [row] = await rows<Omit<SiteTotals, 'accepted_rate'> & { accepted: number }>(
+      const [row] = await preparedQuery<Omit<SiteTotals, 'accepted_rate'> & { accepted: number }>(
         db,
         sql`SELECT coalesce(max(n) FILTER (WHERE scope = 'questions'), 0)::int AS questions,
                    coalesce(max(n) FILTER (WHERE scope = 'answers'), 0)::int AS answers,
@@ -37,6 +40,7 @@ export function siteInfoRepository(db: Db) {
                    coalesce(max(n) FILTER (WHERE scope = 'questions:accepted'), 0)::int AS accepted
             FROM list_counts
             WHERE scope IN ('questions', 'answers', 'comments', 'users', 'questions:unanswered', 'questions:accepted')`,
+        REUSABLE,
       );
       const { accepted, ...totals } = row!;
       const rate = totals.questions > 0 ? accepted / totals.questions : 0;
@@ -45,7 +49,7 @@ export function siteInfoRepository(db: Db) {
 
     /** The last ACTIVITY_DAYS UTC days, oldest first, every day present (0 when nothing was posted). */
     async activity(): Promise<DayActivity[]> {
-      return rows<DayActivity>(
+      return preparedQuery<DayActivity>(
         db,
         sql`SELECT to_char(d, 'YYYY-MM-DD') AS date,
                    coalesce((SELECT n FROM list_counts WHERE scope = 'day:' || to_char(d, 'YYYY-MM-DD') || ':questions'), 0)::int AS questions,
@@ -54,15 +58,17 @@ export function siteInfoRepository(db: Db) {
             FROM generate_series(${ACTIVITY_DAYS - 1}::int, 0, -1) AS back(i),
                  LATERAL (SELECT (now() AT TIME ZONE 'UTC')::date - back.i AS d) day
             ORDER BY back.i DESC`,
+        REUSABLE,
       );
     },
 
     /** The newest question's and answer's ids (their date indexes), undefined on an empty site. */
     async newest(): Promise<{ question?: number; answer?: number }> {
-      const [row] = await rows<{ question: number | null; answer: number | null }>(
+      const [row] = await preparedQuery<{ question: number | null; answer: number | null }>(
         db,
         sql`SELECT (SELECT id FROM questions ORDER BY created_at DESC NULLS LAST, id DESC NULLS LAST LIMIT 1) AS question,
                    (SELECT id FROM answers ORDER BY created_at DESC NULLS LAST, id DESC NULLS LAST LIMIT 1) AS answer`,
+        REUSABLE,
       );
       return { question: row?.question ?? undefined, answer: row?.answer ?? undefined };
     },
