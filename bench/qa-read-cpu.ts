@@ -106,6 +106,7 @@ async function main() {
             '/api/users',
             '/api/users?sort=name&page=100',
             '/api/users/1',
+            '/api/users/1/timeline',
             '/api/tags',
             '/api/tags/hops',
             '/api/search?q=temperature&type=questions',

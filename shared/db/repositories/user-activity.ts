@@ -1,5 +1,6 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
+import { preparedQuery } from '../prepared.js';
 import { iso, rows } from './pagination.js';
 import { decodeCursor, encodeCursor } from './cursor.js';
 import { keyValue } from './seek.js';
@@ -166,7 +167,9 @@ export function userActivityRepository(db: Db) {
       };
       // One row more than the page says whether a next page exists.
       const take = params.limit + 1;
-      const found = await rows<{
+      // Each branch walks one index of the users' posts by date, whoever they are: the generic plan is as good as
+      // one planned for the user (measured for a user with 9,600 posts and one with 5), so PostgreSQL may keep it.
+      const found = await preparedQuery<{
         kind: number;
         id: number;
         user_id: number;
@@ -179,6 +182,7 @@ export function userActivityRepository(db: Db) {
                    to_char(t.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS key_at
             FROM (${timelineOf(userIds, seek, take)}) t
             ORDER BY t.at DESC NULLS LAST, t.kind DESC, t.id DESC LIMIT ${take}`,
+        { plans: 'reusable' },
       );
       const items = found.slice(0, params.limit);
       const last = items.at(-1);
@@ -190,9 +194,10 @@ export function userActivityRepository(db: Db) {
       const questions = new Map(
         (ids.length === 0
           ? []
-          : await rows<{ id: number; title: string; slug: string }>(
+          : await preparedQuery<{ id: number; title: string; slug: string }>(
               db,
               sql`SELECT id, title, slug FROM questions WHERE id = ANY(${`{${ids.join(',')}}`}::int[])`,
+              { plans: 'reusable' },
             )
         ).map((q) => [q.id, q]),
       );
