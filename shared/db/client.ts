@@ -150,12 +150,13 @@ async function openPostgres(
         });
   const db = drizzle(client, { schema }) as unknown as Db;
   // Opened beside the first with the same bound; postgres.js connects lazily, so a process that runs no statement
-  // with reusable plans (a worker, a tool) never opens one of its connections.
-  const reusablePlans =
-    'url' in target
-      ? postgres(target.url, { ...options, connection: { ...options.connection, plan_cache_mode: 'auto' } })
-      : undefined;
-  if (reusablePlans) {
+  // with reusable plans (a tool, most workers) never opens one of its connections.
+  let reusablePlans: typeof client | undefined;
+  if ('url' in target) {
+    reusablePlans = postgres(target.url, {
+      ...options,
+      connection: { ...options.connection, plan_cache_mode: 'auto' },
+    });
     // The same parsers and serializers as the first pool, which drizzle set (dates stay text, JSON passes as is).
     Object.assign(reusablePlans.options.parsers, client.options.parsers);
     Object.assign(reusablePlans.options.serializers, client.options.serializers);

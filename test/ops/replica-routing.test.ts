@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { preparedRows } from '../../shared/db/prepared.js';
+import { preparedRows, type PlanChoice } from '../../shared/db/prepared.js';
 import { onReplica, routedDatabase } from '../../shared/db/replicas/index.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 
@@ -20,7 +20,7 @@ describe('prepared statements through the read-replica router', () => {
     await Promise.all([primary?.close(), replica?.close()]);
   });
 
-  const where = (db: TestRuntime['database']['db'], plans: 'per-call' | 'reusable') =>
+  const where = (db: TestRuntime['database']['db'], plans: PlanChoice['plans']) =>
     preparedRows<{ database: string; plans: string }>(
       db,
       `SELECT current_database() AS database, current_setting('plan_cache_mode') AS plans`,
@@ -45,7 +45,7 @@ describe('prepared statements through the read-replica router', () => {
   });
 
   it('gives the same values from both pools (dates as text, as drizzle reads them)', async () => {
-    const read = (plans: 'per-call' | 'reusable') =>
+    const read = (plans: PlanChoice['plans']) =>
       preparedRows<{ at: unknown; n: unknown }>(
         primary.database.db,
         `SELECT '2024-01-01 00:00:00+00'::timestamptz AS at, 2::bigint AS n`,

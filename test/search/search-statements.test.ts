@@ -5,7 +5,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../shared/db/client.js';
 import { migrateDatabase } from '../../shared/db/migrate.js';
-import { preparedRows } from '../../shared/db/prepared.js';
+import { preparedRows, type PlanChoice } from '../../shared/db/prepared.js';
 import { questionJsonRepository } from '../../shared/db/repositories/question-json.js';
 import { CANDIDATES, type SearchType } from '../../shared/db/repositories/search.js';
 import { searchService } from '../../shared/qa/search.js';
@@ -70,6 +70,10 @@ describe('search statements', () => {
     await fill(pglite);
   }, 180_000);
 
+  /** A pool of one connection (per pool), so that the session that prepared a statement is the one asked about it. */
+  const openOneConnection = () =>
+    openDatabase({ databaseUrl: runtime.env.DATABASE_URL, dataDir: '', maxConnections: 1 });
+
   afterAll(async () => {
     await pglite?.close();
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
@@ -111,12 +115,7 @@ describe('search statements', () => {
   }, 60_000);
 
   it('a search runs as one named prepared statement, reused whatever the text', async () => {
-    // One connection, so that the session that prepared the statement is the one asked about it.
-    const database = await openDatabase({
-      databaseUrl: runtime.env.DATABASE_URL,
-      dataDir: '',
-      maxConnections: 1,
-    });
+    const database = await openOneConnection();
     try {
       const search = searchService(database.db);
       for (const q of ['kettle', 'mash', 'burner', 'kettle -mash'])
@@ -142,11 +141,7 @@ describe('search statements', () => {
   });
 
   it("a question's detail declares reusable plans: it runs on the second pool, where PostgreSQL keeps a generic plan", async () => {
-    const database = await openDatabase({
-      databaseUrl: runtime.env.DATABASE_URL,
-      dataDir: '',
-      maxConnections: 1,
-    });
+    const database = await openOneConnection();
     try {
       const [first] = await database.query<{ id: number }>(sql`SELECT min(id)::int AS id FROM questions`);
       const questions = questionJsonRepository(database.db);
@@ -157,7 +152,7 @@ describe('search statements', () => {
         });
         expect(detail?.id).toBe(first!.id);
       }
-      const statements = (db: typeof database.db, plans: 'per-call' | 'reusable') =>
+      const statements = (db: typeof database.db, plans: PlanChoice['plans']) =>
         preparedRows<{ plans: string; generic: number; custom: number }>(
           db,
           `SELECT current_setting('plan_cache_mode') AS plans, generic_plans::int AS generic,

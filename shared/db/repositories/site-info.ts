@@ -23,10 +23,10 @@ export interface DayActivity {
 /** The number of days GET /info reports activity for, today (UTC) included. */
 export const ACTIVITY_DAYS = 30;
 
-/** Each statement here has one best plan whatever its values, so PostgreSQL may keep it (prepared.ts). */
-const REUSABLE = { plans: 'reusable' } as const;
-
-/** Site totals and daily activity, all from counters kept by triggers (migrations 0009, 0011): no row is counted. */
+/**
+ * Site totals and daily activity, all from counters kept by triggers (migrations 0009, 0011): no row is counted.
+ * Each statement has one best plan whatever its values, so PostgreSQL may keep it (reusable plans, prepared.ts).
+ */
 export function siteInfoRepository(db: Db) {
   return {
     async totals(): Promise<SiteTotals> {
@@ -40,7 +40,7 @@ export function siteInfoRepository(db: Db) {
                    coalesce(max(n) FILTER (WHERE scope = 'questions:accepted'), 0)::int AS accepted
             FROM list_counts
             WHERE scope IN ('questions', 'answers', 'comments', 'users', 'questions:unanswered', 'questions:accepted')`,
-        REUSABLE,
+        { plans: 'reusable' },
       );
       const { accepted, ...totals } = row!;
       const rate = totals.questions > 0 ? accepted / totals.questions : 0;
@@ -58,7 +58,7 @@ export function siteInfoRepository(db: Db) {
             FROM generate_series(${ACTIVITY_DAYS - 1}::int, 0, -1) AS back(i),
                  LATERAL (SELECT (now() AT TIME ZONE 'UTC')::date - back.i AS d) day
             ORDER BY back.i DESC`,
-        REUSABLE,
+        { plans: 'reusable' },
       );
     },
 
@@ -68,7 +68,7 @@ export function siteInfoRepository(db: Db) {
         db,
         sql`SELECT (SELECT id FROM questions ORDER BY created_at DESC NULLS LAST, id DESC NULLS LAST LIMIT 1) AS question,
                    (SELECT id FROM answers ORDER BY created_at DESC NULLS LAST, id DESC NULLS LAST LIMIT 1) AS answer`,
-        REUSABLE,
+        { plans: 'reusable' },
       );
       return { question: row?.question ?? undefined, answer: row?.answer ?? undefined };
     },
