@@ -117,6 +117,7 @@ async function readSet(server: BenchServer, url: string): Promise<[string, strin
     ...(await deep('questions views', '/api/questions?sort=views')),
     ...(await deep('questions unanswered', '/api/questions?sort=unanswered')),
     ...(await deep(`questions tag=${tag} votes`, `/api/questions?tag=${encodeURIComponent(tag)}&sort=votes`)),
+    ...(await deep(`questions tag=${tag} views`, `/api/questions?tag=${encodeURIComponent(tag)}&sort=views`)),
     ...(await deep(`questions category=${category} views`, `/api/questions?category=${category}&sort=views`)),
     ...(await deep(`questions category=${category} newest`, `/api/questions?category=${category}`)),
     ...(await deep(

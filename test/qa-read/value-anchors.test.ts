@@ -6,9 +6,9 @@ import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { addUser } from './fixtures.js';
 
 /**
- * Deep page numbers of the lists sorted by a number (questions by votes and by views, all of them or a category's;
- * users by reputation) start their walk at the value bucket, or the block of ids within one value, that holds their
- * offset (seek.ts, valueAnchor; counts of migration 0028). Every page must still be exactly the list's order: with a one-value bucket
+ * Deep page numbers of the lists sorted by a number (questions by votes and by views, all of them, a category's or a
+ * tag's; answers, comments and users) start their walk at the value bucket, or the block of ids within one value, that holds their
+ * offset (seek.ts, valueAnchor; counts of migrations 0028, 0029 and 0033). Every page must still be exactly the list's order: with a one-value bucket
  * spanning several blocks of ids, negative values, buckets of several values, values at the ends of int4, after rows
  * move between buckets (one statement or many, concurrently), and when the counts do not add up.
  */
@@ -22,6 +22,10 @@ const USERS = 5000;
 
 /** Two categories: most questions in the first, a few in the second, some in none. */
 const [CATEGORY_A, CATEGORY_B] = [901, 902];
+/** Two tags (migration 0033): half the questions in the first, a fifth in the second. */
+const [TAG_A, TAG_B] = [801, 802];
+const tagged = (tag: number) =>
+  `(SELECT q.* FROM questions q JOIN question_tags qt ON qt.question_id = q.id WHERE qt.tag_id = ${tag}) t`;
 
 /** Each list: its value counts, its API path and the rows it lists (`rows`: a FROM item with `id` and `value`). */
 const LISTS: { list: ValueCounted; key: string; path: string; rows: string; value: string }[] = [
@@ -38,6 +42,13 @@ const LISTS: { list: ValueCounted; key: string; path: string; rows: string; valu
       key: 'questions',
       path: `/api/questions?sort=${sort}&category=${category}`,
       rows: `(SELECT * FROM questions WHERE category_id = ${category}) c`,
+      value: sort,
+    })),
+    ...[TAG_A, TAG_B].map((tag) => ({
+      list: `tag:${tag}:${sort}` as const,
+      key: 'questions',
+      path: `/api/questions?sort=${sort}&tag=t${tag}`,
+      rows: tagged(tag),
       value: sort,
     })),
   ]),
@@ -126,6 +137,13 @@ describe('deep pages by a number start at the value counts', { timeout: 180_000 
                   ELSE i % 40 END,
              CASE WHEN i % 17 = 0 THEN 0 ELSE (i * 7919) % 3000 END
       FROM generate_series(1, ${QUESTIONS}) i`);
+    await query(
+      sql`INSERT INTO tags (id, name, slug) VALUES (${TAG_A}, 't801', 't801'), (${TAG_B}, 't802', 't802')`,
+    );
+    await query(sql`
+      INSERT INTO question_tags (question_id, tag_id)
+      SELECT id, ${TAG_A}::int FROM questions WHERE id % 2 = 0
+      UNION ALL SELECT id, ${TAG_B}::int FROM questions WHERE id % 5 = 0`);
     await query(sql`
       INSERT INTO answers (question_id, author_id, content, votes)
       SELECT 1 + i % ${QUESTIONS}, ${author}, 'Answer ' || i, CASE WHEN i % 2 = 0 THEN 0 ELSE (i * 31) % 97 - 5 END
@@ -205,7 +223,7 @@ describe('deep pages by a number start at the value counts', { timeout: 180_000 
   it('the anchor names exactly the rows before it, at every depth and in either direction', async () => {
     for (const { list, rows, value } of LISTS) {
       expect(await expectAnchorsExact(list, rows, value), list).toBeGreaterThan(
-        list.includes(`${CATEGORY_B}`) ? 0 : 20,
+        list.includes(`${CATEGORY_B}`) || list.includes(`${TAG_B}`) ? 0 : 20,
       );
       // Counts that do not add up to the list's total are not used.
       expect(await valueAnchor(runtime.database.db, list, true, 2500, 1_000_000)).toBeUndefined();
@@ -246,7 +264,12 @@ describe('deep pages by a number start at the value counts', { timeout: 180_000 
     await query(sql`UPDATE answers SET votes = votes + 3 WHERE id % 5 = 1`);
     await query(sql`UPDATE comments SET votes = 0 WHERE id % 4 = 1`);
     await query(sql`DELETE FROM comments WHERE id % 30 = 2`);
+    // A question's tags edited: some taken off, some added (question_tags' own triggers).
+    await query(sql`DELETE FROM question_tags WHERE tag_id = ${TAG_A} AND question_id % 14 = 4`);
+    await query(sql`INSERT INTO question_tags (question_id, tag_id)
+                     SELECT id, ${TAG_B}::int FROM questions WHERE id % 10 = 1`);
     await query(sql`DELETE FROM questions WHERE id % 50 = 7`);
+    await query(sql`DELETE FROM questions WHERE id % 50 = 10`);
     await query(sql`DELETE FROM users WHERE id % 70 = 9`);
     await query(sql`
       INSERT INTO questions (author_id, title, slug, content, votes, views)

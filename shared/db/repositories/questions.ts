@@ -98,6 +98,11 @@ function valueCounted(sort: QuestionSort, category: number | undefined): ValueCo
   return category === undefined ? `questions:${sort}` : `category:${category}:${sort}`;
 }
 
+/** A tag's questions by votes or views are counted per value too (migration 0033). */
+function tagValueCounted(sort: QuestionSort, tag: number): ValueCounted | undefined {
+  return sort === 'votes' || sort === 'views' ? `tag:${tag}:${sort}` : undefined;
+}
+
 function order(sort: QuestionSort, alias: 'q' | 'qt'): SeekOrder {
   const column = KEY_COLUMN[sort];
   return {
@@ -193,7 +198,8 @@ export function questionsRepository(db: Db) {
       if (params.category !== undefined) conditions.push(sql`q.category_id = ${params.category}`);
       const where = sql.join(conditions, sql` AND `);
       if (params.category === undefined && others.length === 0 && !windowed) {
-        return { from, where, order: ordered, total: unanswered ? walk!.unanswered : walk!.total };
+        const total = unanswered ? walk!.unanswered : walk!.total;
+        return { from, where, order: ordered, total, values: tagValueCounted(params.sort, walk!.id) };
       }
       return { from, where, order: ordered, total: await boundedCount(db, from, where), bounded: true };
     }

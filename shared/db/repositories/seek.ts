@@ -75,11 +75,12 @@ export interface SeekList {
   values?: ValueCounted;
 }
 
-/** The lists whose rows migration 0028 counts by their sort value. */
+/** The lists whose rows migrations 0028, 0029 and 0033 count by their sort value. */
 export type ValueCounted =
   | 'questions:votes'
   | 'questions:views'
   | `category:${number}:${'votes' | 'views'}`
+  | `tag:${number}:${'votes' | 'views'}`
   | 'answers:votes'
   | 'comments:votes'
   | 'users:reputation';
@@ -335,7 +336,8 @@ export function levelRange(level: number, bucket: number): { lo: number; hi: num
 /**
  * Where the walk to the `skip`-th row of a value-counted list can start, as dayAnchor does for the lists by date:
  * level by level (migration 0028), it sums the counts inside the bucket the level above chose, in the walk's
- * direction, to find the one that holds the row, down to a block of ids within one value. A level whose counts do
+ * direction, to find the one that holds the row, down to a block of ids within one value (or to the value, for a
+ * list counted without blocks: a tag's views, migration 0033). A level whose counts do
  * not add up to the bucket above (a write committed between two reads) stops the descent there; when the top level
  * does not add up to `total` (or a table was loaded without its recount) it is undefined, and the caller walks as
  * before.
