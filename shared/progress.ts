@@ -6,6 +6,11 @@
 export interface Progress {
   /** Counts rows written to a table. */
   add(table: string, rows: number): void;
+  /**
+   * Names the work that follows the rows (building indexes, recounting): a line at once, then one per interval
+   * with the step's time, until the next step or done, so a step that writes no rows is not silent either.
+   */
+  step(name: string): void;
   /** Prints the final line. */
   done(): void;
 }
@@ -39,6 +44,7 @@ export function createProgress(options: ProgressOptions): Progress {
   const started = performance.now();
   const rows = new Map<string, number>();
   let last = started;
+  let current: { name: string; since: number; timer: NodeJS.Timeout } | undefined;
 
   const line = (): string => {
     const seconds = (performance.now() - started) / 1000;
@@ -52,7 +58,8 @@ export function createProgress(options: ProgressOptions): Progress {
       head += `${tty ? ` ${bar(share)}` : ''} ${Math.floor(share * 100)}% · ETA ${duration(eta)}`;
     }
     const rate = seconds > 0 ? Math.round(written / seconds) : 0;
-    return `${head} · ${number(rate)} rows/s · ${parts.join(', ')}`;
+    const step = current ? ` · ${current.name} ${duration((performance.now() - current.since) / 1000)}` : '';
+    return `${head} · ${number(rate)} rows/s · ${parts.join(', ')}${step}`;
   };
 
   const print = (final: boolean) => {
@@ -60,7 +67,19 @@ export function createProgress(options: ProgressOptions): Progress {
     else stream.write(`${line()}\n`);
   };
 
+  const endStep = () => {
+    if (current) clearInterval(current.timer);
+    current = undefined;
+  };
+
   return {
+    step(name) {
+      endStep();
+      // Unreferenced: a load that fails without calling done() must not be kept alive by its progress line.
+      const timer = setInterval(() => print(false), interval).unref();
+      current = { name, since: performance.now(), timer };
+      print(false);
+    },
     add(table, n) {
       rows.set(table, (rows.get(table) ?? 0) + n);
       const now = performance.now();
@@ -70,6 +89,7 @@ export function createProgress(options: ProgressOptions): Progress {
       }
     },
     done() {
+      endStep();
       if (rows.size > 0) print(true);
     },
   };

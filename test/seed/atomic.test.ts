@@ -28,6 +28,7 @@ const failingAt = (table: string): Progress => ({
   add(t) {
     if (t === table) throw new Error(`interrupted while loading ${table}`);
   },
+  step() {},
   done() {},
 });
 

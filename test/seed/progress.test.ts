@@ -45,6 +45,25 @@ describe('progress of a bulk load', () => {
     );
   });
 
+  it('names the step after the rows at once, then once per interval while it runs, until done', async () => {
+    const { stream, chunks } = recorder(false);
+    const progress = createProgress({ label: 'seeding', stream, intervalMs: 20 });
+    progress.add('questions', 10);
+    progress.step('recounting');
+    expect(chunks.at(-1)).toMatch(/^seeding · [\d,]+ rows\/s · questions 10 · recounting \d+ s\n$/);
+    const named = chunks.length;
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(chunks.length).toBeGreaterThan(named);
+    expect(chunks.slice(named).every((c) => c.includes('· recounting '))).toBe(true);
+    progress.step('analysing');
+    expect(chunks.at(-1)).toMatch(/· analysing \d+ s\n$/);
+    progress.done();
+    expect(chunks.at(-1)).toMatch(/^seeding · [\d,]+ rows\/s · questions 10\n$/);
+    const ended = chunks.length;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(chunks.length).toBe(ended);
+  });
+
   it('prints nothing for a load that wrote nothing', () => {
     const { stream, chunks } = recorder(false);
     createProgress({ label: 'seeding', stream }).done();

@@ -27,6 +27,7 @@ export async function dropSecondaryIndexes(
 /** Builds the indexes dropped by dropSecondaryIndexes, with more sort memory than a request would get. */
 export async function createIndexes(session: BulkSession, definitions: readonly string[]): Promise<void> {
   if (definitions.length === 0) return;
+  session.progress?.step('building indexes');
   await session.query(`SET LOCAL maintenance_work_mem = '512MB'`);
   for (const definition of definitions) {
     await session.query(definition);

@@ -58,6 +58,7 @@ export async function syncSequences(session: BulkSession): Promise<void> {
 
 /** Recomputes every maintained counter (migration 0002); required after writing with triggers off. */
 export async function recount(session: BulkSession): Promise<void> {
+  session.progress?.step('recounting');
   await session.query('SELECT agora_recount()');
 }
 
@@ -68,5 +69,6 @@ export async function recount(session: BulkSession): Promise<void> {
  * between walking the newest rows and the GIN index.
  */
 export async function analyzeQa(session: BulkSession): Promise<void> {
+  session.progress?.step('analysing');
   await session.query(`ANALYZE ${QA_TABLES.map((t) => `"${t}"`).join(', ')}`);
 }
