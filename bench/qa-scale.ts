@@ -126,7 +126,7 @@ async function readSet(server: BenchServer, url: string): Promise<[string, strin
     )),
     ...(await deep('users reputation', '/api/users?sort=reputation')),
     ...(await deep('users newest', '/api/users?sort=newest')),
-    ['users name, page 1', '/api/users?sort=name'],
+    ...(await deep('users name', '/api/users?sort=name')),
     ['tags popular, page 1', '/api/tags'],
     ['question + answers + comments', `/api/questions/${question}?include=answers,comments`],
     ['question answers', `/api/questions/${question}/answers`],

@@ -41,7 +41,8 @@ export const users = pgTable(
     uniqueIndex('users_username_key').on(t.username),
     index('users_reputation_idx').on(t.reputation.desc(), t.id.desc()),
     index('users_created_idx').on(t.createdAt.desc(), t.id.desc()),
-    // Case-insensitive, by the agora_names collation (migration 0008).
+    // Case-insensitive, by the agora_names collation (migration 0008), with INCLUDE (display_name) since 0035 (not
+    // expressible here) so that a deep page's walk is an index-only scan.
     index('users_name_idx').on(sql`(lower(${t.displayName}) COLLATE agora_names)`, t.id),
     index('users_username_trgm').using('gin', sql`${t.username} gin_trgm_ops`),
     index('users_display_name_trgm').using('gin', sql`${t.displayName} gin_trgm_ops`),
