@@ -8,7 +8,7 @@ import { addUser } from './fixtures.js';
 /**
  * Deep page numbers of the lists sorted by a number (questions by votes and by views, all of them, a category's or a
  * tag's; answers, comments and users) start their walk at the value bucket, or the block of ids within one value, that holds their
- * offset (seek.ts, valueAnchor; counts of migrations 0028, 0029 and 0033). Every page must still be exactly the list's order: with a one-value bucket
+ * offset (seek.ts, valueAnchor; counts of migrations 0028, 0029, 0033 and 0036, names by bucket). Every page must still be exactly the list's order: with a one-value bucket
  * spanning several blocks of ids, negative values, buckets of several values, values at the ends of int4, after rows
  * move between buckets (one statement or many, concurrently), and when the counts do not add up.
  */
@@ -67,7 +67,21 @@ const LISTS: { list: ValueCounted; key: string; path: string; rows: string; valu
     rows: 'users',
     value: 'reputation',
   },
+  // Counted per bucket of names (migration 0036): the list's order is the collation's.
+  {
+    list: 'users:name',
+    key: 'users',
+    path: '/api/users?sort=name',
+    rows: 'users',
+    value: 'lower(display_name) COLLATE agora_names',
+  },
 ];
+
+/** Rows per INSERT of the fixtures: one statement of thousands of rows writes the same list counters once per row
+ * (deferred triggers of migration 0009) and grows quadratically; chunks of 500 keep the setup short. */
+async function inChunks(total: number, write: (lo: number, hi: number) => Promise<unknown>): Promise<void> {
+  for (let lo = 1; lo <= total; lo += 500) await write(lo, Math.min(total, lo + 499));
+}
 
 describe('deep pages by a number start at the value counts', { timeout: 180_000 }, () => {
   let runtime: TestRuntime;
@@ -124,7 +138,8 @@ describe('deep pages by a number start at the value counts', { timeout: 180_000 
     await query(sql`INSERT INTO categories (id, name, slug, description, icon)
                      VALUES (${CATEGORY_A}, 'A', 'a', 'A', 'fa-a'), (${CATEGORY_B}, 'B', 'b', 'B', 'fa-b')`);
     // Written with the triggers on: the counts below are the statement triggers' own.
-    await query(sql`
+    await inChunks(QUESTIONS, (lo, hi) =>
+      query(sql`
       INSERT INTO questions (author_id, title, slug, content, category_id, votes, views)
       SELECT ${author}, 'Question ' || i, 'q-' || i, 'Body',
              CASE i % 8 WHEN 0 THEN NULL WHEN 4 THEN ${CATEGORY_B}::int ELSE ${CATEGORY_A}::int END,
@@ -136,26 +151,46 @@ describe('deep pages by a number start at the value counts', { timeout: 180_000 
                   WHEN i = 2 THEN -2147483648
                   ELSE i % 40 END,
              CASE WHEN i % 17 = 0 THEN 0 ELSE (i * 7919) % 3000 END
-      FROM generate_series(1, ${QUESTIONS}) i`);
+      FROM generate_series(${lo}::int, ${hi}::int) i`),
+    );
     await query(
       sql`INSERT INTO tags (id, name, slug) VALUES (${TAG_A}, 't801', 't801'), (${TAG_B}, 't802', 't802')`,
     );
-    await query(sql`
+    await inChunks(QUESTIONS, (lo, hi) =>
+      query(sql`
       INSERT INTO question_tags (question_id, tag_id)
-      SELECT id, ${TAG_A}::int FROM questions WHERE id % 2 = 0
-      UNION ALL SELECT id, ${TAG_B}::int FROM questions WHERE id % 5 = 0`);
-    await query(sql`
+      SELECT id, ${TAG_A}::int FROM questions WHERE id % 2 = 0 AND id BETWEEN ${lo}::int AND ${hi}::int
+      UNION ALL SELECT id, ${TAG_B}::int FROM questions WHERE id % 5 = 0 AND id BETWEEN ${lo}::int AND ${hi}::int`),
+    );
+    await inChunks(6000, (lo, hi) =>
+      query(sql`
       INSERT INTO answers (question_id, author_id, content, votes)
       SELECT 1 + i % ${QUESTIONS}, ${author}, 'Answer ' || i, CASE WHEN i % 2 = 0 THEN 0 ELSE (i * 31) % 97 - 5 END
-      FROM generate_series(1, 6000) i`);
-    await query(sql`
+      FROM generate_series(${lo}::int, ${hi}::int) i`),
+    );
+    await inChunks(5000, (lo, hi) =>
+      query(sql`
       INSERT INTO comments (question_id, author_id, content, votes)
       SELECT 1 + i % ${QUESTIONS}, ${author}, 'Comment ' || i, CASE WHEN i % 3 = 0 THEN 0 ELSE i % 13 END
-      FROM generate_series(1, 5000) i`);
-    await query(sql`
+      FROM generate_series(${lo}::int, ${hi}::int) i`),
+    );
+    await inChunks(USERS, (lo, hi) =>
+      query(sql`
       INSERT INTO users (username, display_name, reputation)
-      SELECT 'rep' || i, 'Rep ' || i, CASE WHEN i % 4 = 0 THEN 1 ELSE (i * 131) % 40000 + 1 END
-      FROM generate_series(1, ${USERS}) i`);
+      SELECT 'rep' || i,
+             -- Names over many buckets, and at their edges: ties, case, accents, before 'aaa', after Latin.
+             CASE WHEN i % 50 = 0 THEN 'Same Name'
+                  WHEN i % 37 = 0 THEN '1337 ' || i
+                  WHEN i % 41 = 0 THEN 'Иван ' || i
+                  WHEN i % 43 = 0 THEN 'Élodie ' || i
+                  WHEN i % 47 = 0 THEN 'zzz' || i
+                  WHEN i % 53 = 0 THEN 'a'
+                  WHEN i % 59 = 0 THEN 'AAA'
+                  ELSE initcap(chr(97 + i % 26) || chr(97 + (i / 26) % 26) || chr(97 + (i * 7) % 26)) || ' ' || i
+             END,
+             CASE WHEN i % 4 = 0 THEN 1 ELSE (i * 131) % 40000 + 1 END
+      FROM generate_series(${lo}::int, ${hi}::int) i`),
+    );
   }, 300_000);
 
   afterAll(async () => {
@@ -261,6 +296,9 @@ describe('deep pages by a number start at the value counts', { timeout: 180_000 
       await query(sql`UPDATE questions SET votes = votes + 1, views = 0 WHERE id = ${id}`);
     }
     await query(sql`UPDATE users SET reputation = reputation * 3 WHERE id % 6 = 0`);
+    // Renamed into other buckets of names, and only in case (the same bucket).
+    await query(sql`UPDATE users SET display_name = 'Renamed ' || id WHERE id % 9 = 4`);
+    await query(sql`UPDATE users SET display_name = upper(display_name) WHERE id % 11 = 3`);
     await query(sql`UPDATE answers SET votes = votes + 3 WHERE id % 5 = 1`);
     await query(sql`UPDATE comments SET votes = 0 WHERE id % 4 = 1`);
     await query(sql`DELETE FROM comments WHERE id % 30 = 2`);

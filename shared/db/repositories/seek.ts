@@ -83,7 +83,8 @@ export type ValueCounted =
   | `tag:${number}:${'votes' | 'views'}`
   | 'answers:votes'
   | 'comments:votes'
-  | 'users:reputation';
+  | 'users:reputation'
+  | 'users:name';
 
 /**
  * The lists whose rows list_counts counts per UTC day of their created_at: all questions, answers and comments
@@ -372,7 +373,21 @@ export async function valueAnchor(
     };
   }
   const { lo, hi } = levelRange(at, bucket);
+  if (list === 'users:name') return { before, bound: (name) => nameBucketsBound(name, descending, lo, hi) };
   return { before, bound: (v) => (descending ? sql`${v} <= ${hi}::int` : sql`${v} >= ${lo}::int`) };
+}
+
+/** The last bucket of names (migration 0036's user_name_bounds: the three-letter strings 'aaa' to 'zzz'). */
+const LAST_NAME_BUCKET = 26 ** 3;
+
+/**
+ * Rows from the buckets lo..hi of names onwards in the walk's direction, on the list's key (the lowered name in
+ * agora_names): a bucket starts at its bound, and bucket 0 holds every name before the first.
+ */
+function nameBucketsBound(name: SQL, descending: boolean, lo: number, hi: number): SQL {
+  const boundOf = (bucket: number) => sql`(SELECT bound FROM user_name_bounds WHERE bucket = ${bucket}::int)`;
+  if (descending) return hi >= LAST_NAME_BUCKET ? sql`true` : sql`${name} < ${boundOf(hi + 1)}`;
+  return lo <= 0 ? sql`true` : sql`${name} >= ${boundOf(lo)}`;
 }
 
 /** The pagination of a list that has no rows (a filter names nothing). */

@@ -13,7 +13,13 @@ import {
   windowName,
   type WindowParams,
 } from './windows.js';
-import { seekPage, type PaginationWithCursor, type SeekOrder, type SeekParams } from './seek.js';
+import {
+  seekPage,
+  type PaginationWithCursor,
+  type SeekOrder,
+  type SeekParams,
+  type ValueCounted,
+} from './seek.js';
 
 export const USER_SORTS = ['reputation', 'newest', 'name'] as const;
 export type UserSort = (typeof USER_SORTS)[number];
@@ -62,6 +68,12 @@ const ORDER: Record<UserSort, SeekOrder> = {
       { expr: sql`id`, type: 'int' },
     ],
   },
+};
+
+/** The sorts whose lists have counts per value (migrations 0028 and 0036; seek.ts, valueAnchor). */
+const VALUE_COUNTED: Partial<Record<UserSort, ValueCounted>> = {
+  reputation: 'users:reputation',
+  name: 'users:name',
 };
 
 const COLUMNS = sql`id, username, display_name, avatar, bio, reputation, badge_gold, badge_silver, badge_bronze,
@@ -115,7 +127,7 @@ export function userProfilesRepository(db: Db) {
           order,
           total: count?.n ?? 0,
           bounded: windowed,
-          values: !windowed && params.sort === 'reputation' ? 'users:reputation' : undefined,
+          values: windowed ? undefined : VALUE_COUNTED[params.sort],
           days: !windowed && params.sort === 'newest' ? 'users' : undefined,
         },
         params,
