@@ -51,7 +51,8 @@ BEGIN
   RETURN NULL;
 END $$;
 --> statement-breakpoint
--- As 0033's, with the users by name.
+-- As 0032's, with a tag's lists (0033) and the users by name. question_tags' keys are the questions' once
+-- agora_recount_read_scale has run, which agora_recount does first.
 CREATE OR REPLACE FUNCTION agora_recount_values() RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
   DELETE FROM value_counts;
