@@ -343,7 +343,8 @@ describe('greeting, TLS, wire format', () => {
     const [utf8, alice] = await verifier().verifyDomainGroup(['jösé@eight-bit.test', 'alice@eight-bit.test']);
     expect(utf8).toMatchObject({ status: 'unknown', reason: 'smtputf8_unsupported' });
     expect(alice).toMatchObject({ status: 'valid' });
-    expect(world.logs[EIGHT_BIT]!.rcpts.some((a) => a.startsWith('j'))).toBe(false);
+    // No RCPT with a non-ASCII byte (the catch-all probe's random local part may itself start with a "j").
+    expect(world.logs[EIGHT_BIT]!.rcpts.some((a) => /[^\x00-\x7f]/.test(a))).toBe(false);
   });
 
   it('reads replies whose lines end with a bare LF', async () => {
