@@ -344,7 +344,7 @@ describe('greeting, TLS, wire format', () => {
     expect(utf8).toMatchObject({ status: 'unknown', reason: 'smtputf8_unsupported' });
     expect(alice).toMatchObject({ status: 'valid' });
     // No RCPT with a non-ASCII byte (the catch-all probe's random local part may itself start with a "j").
-    expect(world.logs[EIGHT_BIT]!.rcpts.some((a) => /[^\x00-\x7f]/.test(a))).toBe(false);
+    expect(world.logs[EIGHT_BIT]!.rcpts.some((a) => [...a].some((c) => c.charCodeAt(0) > 0x7f))).toBe(false);
   });
 
   it('reads replies whose lines end with a bare LF', async () => {
