@@ -324,6 +324,27 @@ describe(
       expect(await walkByCursor('/api/tags?limit=4', 'tags', id)).toEqual(keysOf(tags, 'tags', id));
     });
 
+    it('a first page and a cursor page carry the counter read in their own statement, exact when the cursor finds no row', async () => {
+      const query = world.runtime.database.query.bind(world.runtime.database);
+      await query(
+        sql`INSERT INTO tags (name, slug) VALUES ('zzz-first', 'zzz-first'), ('zzz-last', 'zzz-last')`,
+      );
+      const [{ n }] = await query<{ n: number }>(sql`SELECT count(*)::int AS n FROM tags`);
+      const first = await ok(`/api/tags?sort=name&limit=${n - 1}`);
+      expect(first.pagination).toMatchObject({ total_items: n, has_more: true, current_page: 1 });
+      expect(keysOf(first, 'tags', (t) => t.slug).at(-1)).toBe('zzz-first');
+      // The only row after the cursor goes: the cursor's page is empty, and its total still the counter's.
+      await query(sql`DELETE FROM tags WHERE slug = 'zzz-last'`);
+      const after = await ok(`/api/tags?sort=name&limit=${n - 1}&cursor=${first.pagination.next_cursor}`);
+      expect(after.tags).toEqual([]);
+      expect(after.pagination).toMatchObject({ total_items: n - 1, has_more: false, next_cursor: null });
+      expect((await ok(`/api/tags?sort=name&limit=${n - 1}`)).pagination).toMatchObject({
+        total_items: n - 1,
+        has_more: false,
+      });
+      await query(sql`DELETE FROM tags WHERE slug = 'zzz-first'`);
+    });
+
     it('/users/{id}/timeline: has_more beside next_cursor, false at the end', async () => {
       let cursor: string | null = null;
       const seen: unknown[] = [];

@@ -113,17 +113,11 @@ export function answerListsRepository(db: Db) {
     const from = sql`answers a`;
     const where = sql.join(conditions, sql` AND `);
     const windowed = isWindowed(params);
-    const [total] = windowed
-      ? [{ n: await boundedCount(db, from, where) }]
+    const total = windowed
+      ? await boundedCount(db, from, where)
       : userId === undefined
-        ? await rows<{ n: number }>(
-            db,
-            sql`SELECT coalesce((SELECT sum(n) FROM list_counts WHERE scope = 'answers'), 0)::int AS n`,
-          )
-        : await rows<{ n: number }>(
-            db,
-            sql`SELECT coalesce(sum(answers_count), 0)::int AS n FROM users WHERE ${inIdSet(sql`id`, userId)}`,
-          );
+        ? sql`coalesce((SELECT sum(n) FROM list_counts WHERE scope = 'answers'), 0)::int`
+        : sql`(SELECT coalesce(sum(answers_count), 0)::int FROM users WHERE ${inIdSet(sql`id`, userId)})`;
     const counted = { bounded: windowed };
     const { items, pagination } = await seekPage<{ id: number }>(
       db,
@@ -138,7 +132,7 @@ export function answerListsRepository(db: Db) {
         from,
         where,
         order,
-        total: total?.n ?? 0,
+        total,
         bounded: windowed,
         // All the site's answers: by date, the day counters find where a deep page starts; by votes, the value
         // counts do.

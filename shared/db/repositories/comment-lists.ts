@@ -1,7 +1,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { preparedQuery } from '../prepared.js';
-import { iso, markdownOf, rows } from './pagination.js';
+import { iso, markdownOf } from './pagination.js';
 import { seekPage, type PaginationWithCursor, type SeekOrder, type SeekParams } from './seek.js';
 import { idsOf, inIdSet, type IdSet } from './id-set.js';
 import {
@@ -94,16 +94,20 @@ export function commentListsRepository(db: Db) {
   }
 
   /** The exact total where a counter keeps it (the site's, a user's), else a bounded count (a post's: a few). */
-  async function total(scope: CommentScope, from: SQL, where: SQL, windowed: boolean) {
+  async function total(
+    scope: CommentScope,
+    from: SQL,
+    where: SQL,
+    windowed: boolean,
+  ): Promise<{ n: number | SQL; bounded: boolean }> {
     if (windowed || scope.kind === 'question' || scope.kind === 'answer') {
       return { n: await boundedCount(db, from, where), bounded: true };
     }
     const names = scope.kind === 'all' ? ['comments'] : idsOf(scope.id).map((id) => `user:${id}:comments`);
-    const [row] = await rows<{ n: number }>(
-      db,
-      sql`SELECT coalesce((SELECT sum(n) FROM list_counts WHERE scope = ANY(${`{${names.join(',')}}`}::text[])), 0)::int AS n`,
-    );
-    return { n: row?.n ?? 0, bounded: false };
+    return {
+      n: sql`coalesce((SELECT sum(n) FROM list_counts WHERE scope = ANY(${`{${names.join(',')}}`}::text[])), 0)::int`,
+      bounded: false,
+    };
   }
 
   return {

@@ -233,16 +233,11 @@ export function questionsRepository(db: Db) {
       }
       return { from, where, order: ordered, total: await boundedCount(db, from, where), bounded: true };
     }
-    let total: number;
-    if (category) total = unanswered ? category.unanswered : category.total;
-    else {
-      const [row] = await preparedQuery<{ n: number }>(
-        db,
-        sql`SELECT ${counter(sql`${unanswered ? 'questions:unanswered' : 'questions'}`)} AS n`,
-        { plans: 'reusable' },
-      );
-      total = row?.n ?? 0;
-    }
+    const total = category
+      ? unanswered
+        ? category.unanswered
+        : category.total
+      : counter(sql`${unanswered ? 'questions:unanswered' : 'questions'}::text`);
     // All the questions, or all the unanswered ones, by date: the day counters find where a deep page starts; all
     // the questions or a category's by votes or views: the value counts do.
     const days = dayCounted(params.sort, category ? params.category : undefined);

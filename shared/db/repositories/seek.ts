@@ -48,8 +48,12 @@ export interface SeekList {
   from: SQL;
   where: SQL;
   order: SeekOrder;
-  /** The exact number of rows of the list, or a lower bound of it when `bounded`. */
-  total: number;
+  /**
+   * The exact number of rows of the list, or a lower bound of it when `bounded`; or the expression that reads it
+   * from a maintained counter, which a page that starts the list (page 1, a cursor) then reads in its own statement:
+   * one round trip instead of two for the most common reads, and a total from the page's own snapshot.
+   */
+  total: number | SQL;
   /**
    * The total was counted up to a bound (a filtered list without a counter of its own): pages are then always read
    * from the top, and whether a next page exists is seen by reading one row more, not from the total.
@@ -220,6 +224,7 @@ const keyTexts = (order: SeekOrder) =>
 function splitKeys<T>(order: SeekOrder, row: KeyedRow): { row: T; key: (string | number)[] } {
   const key: (string | number)[] = [];
   const rest: KeyedRow = { ...row };
+  delete rest.seek_total;
   order.keys.forEach((_, i) => {
     key.push(rest[`seek_t${i}`] as string | number);
     delete rest[`seek_k${i}`];
@@ -401,25 +406,43 @@ export async function seekPage<T>(
   params: SeekParams,
 ): Promise<{ items: T[]; pagination: PaginationWithCursor }> {
   const { order } = list;
-  const select = (where: SQL, reverse: boolean, take: number, skip: number) => {
+  const counted = typeof list.total === 'number' ? undefined : list.total;
+  const select = (where: SQL, reverse: boolean, take: number, skip: number, withTotal = false) => {
     const page = sql`SELECT ${list.columns}, ${keyValues(order)} FROM ${list.from} WHERE ${where}
           ORDER BY ${orderBy(order, reverse)} LIMIT ${take} OFFSET ${skip}`;
     const { render } = list;
+    const total = withTotal && counted ? sql`, (${counted}) AS seek_total` : sql``;
     // Every value is a parameter, so the text depends only on the list's shape (sort, filters, direction): a bounded
     // set of texts, each parsed once per connection.
     return preparedQuery<KeyedRow>(
       db,
-      sql`SELECT page.*, ${keyTexts(order)}${render ? sql`, ${render.columns}` : sql``} FROM (${page}) page
+      sql`SELECT page.*, ${keyTexts(order)}${render ? sql`, ${render.columns}` : sql``}${total} FROM (${page}) page
           ${render?.join ?? sql``} ORDER BY ${pageOrder(order, reverse)}`,
     );
   };
+  // The counter on its own: for a page whose place depends on the total, or when the page's statement found no row.
+  const readTotal = async (): Promise<number> => {
+    if (!counted) return list.total as number;
+    const [row] = await preparedQuery<{ n: number }>(db, sql`SELECT (${counted}) AS n`, {
+      plans: 'reusable',
+    });
+    return Number(row?.n ?? 0);
+  };
+  const totalWith = (found: KeyedRow[]): Promise<number> =>
+    counted && found.length > 0 ? Promise.resolve(Number(found[0]!.seek_total)) : readTotal();
 
   if (params.cursor !== undefined) {
     const cursor = decodeCursor(params.cursor, list.list, order.keys.length);
     // One row more than the page says whether a next page exists, without counting.
-    const found = (
-      await select(sql`${list.where} AND ${after(order, cursor.key)}`, false, params.limit + 1, 0)
-    ).map((r) => splitKeys<T>(order, r));
+    const raw = await select(
+      sql`${list.where} AND ${after(order, cursor.key)}`,
+      false,
+      params.limit + 1,
+      0,
+      true,
+    );
+    const total = await totalWith(raw);
+    const found = raw.map((r) => splitKeys<T>(order, r));
     const shown = found.slice(0, params.limit);
     const last = shown.at(-1);
     const next =
@@ -428,13 +451,23 @@ export async function seekPage<T>(
         : null;
     return {
       items: shown.map((r) => r.row),
-      pagination: pagination(cursor.page, params.limit, list.total, next),
+      pagination: pagination(cursor.page, params.limit, total, next),
     };
   }
 
   const offset = (params.page - 1) * params.limit;
-  if (offset >= list.total)
-    return { items: [], pagination: pagination(params.page, params.limit, list.total, null) };
+  if (offset === 0 && counted) {
+    // The first page is read from the top whatever the total: both in one statement.
+    const raw = await select(list.where, false, params.limit, 0, true);
+    const total = await totalWith(raw);
+    const found = raw.map((r) => splitKeys<T>(order, r));
+    const last = found.at(-1);
+    const next =
+      last && found.length < total ? encodeCursor({ list: list.list, key: last.key, page: 2 }) : null;
+    return { items: found.map((r) => r.row), pagination: pagination(1, params.limit, total, next) };
+  }
+  const total = await readTotal();
+  if (offset >= total) return { items: [], pagination: pagination(params.page, params.limit, total, null) };
   // A bounded total caps the offset too: pages past the counted rows are reached by cursor only.
   if (list.bounded) {
     const found = (await select(list.where, false, params.limit + 1, offset)).map((r) =>
@@ -448,37 +481,37 @@ export async function seekPage<T>(
         : null;
     return {
       items: shown.map((r) => r.row),
-      pagination: pagination(params.page, params.limit, list.total, next),
+      pagination: pagination(params.page, params.limit, total, next),
     };
   }
-  const end = Math.min(offset + params.limit, list.total);
+  const end = Math.min(offset + params.limit, total);
   // Nearer the end: walk the index backwards over the rows after the page, then put the page back in order.
-  const fromEnd = list.total - end < offset;
+  const fromEnd = total - end < offset;
   const walk = async (reverse: boolean, take: number, skip: number) => {
     const descending = walkOf(order, reverse).descending;
     const anchor =
       skip < ANCHOR_MIN_SKIP
         ? undefined
         : list.days
-          ? await dayAnchor(db, list.days, descending, skip, list.total)
+          ? await dayAnchor(db, list.days, descending, skip, total)
           : list.values
-            ? await valueAnchor(db, list.values, descending, skip, list.total)
+            ? await valueAnchor(db, list.values, descending, skip, total)
             : undefined;
     if (!anchor) return select(list.where, reverse, take, skip);
     const bound = anchor.bound(order.keys[0]!.expr, order.keys.at(-1)!.expr);
     return select(sql`${list.where} AND ${bound}`, reverse, take, skip - anchor.before);
   };
   const raw = fromEnd
-    ? (await walk(true, end - offset, list.total - end)).reverse()
+    ? (await walk(true, end - offset, total - end)).reverse()
     : await walk(false, params.limit, offset);
   const found = raw.map((r) => splitKeys<T>(order, r));
   const last = found.at(-1);
   const next =
-    last && offset + found.length < list.total
+    last && offset + found.length < total
       ? encodeCursor({ list: list.list, key: last.key, page: params.page + 1 })
       : null;
   return {
     items: found.map((r) => r.row),
-    pagination: pagination(params.page, params.limit, list.total, next),
+    pagination: pagination(params.page, params.limit, total, next),
   };
 }

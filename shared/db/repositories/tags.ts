@@ -1,6 +1,5 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
-import { preparedQuery } from '../prepared.js';
 import { seekPage, type PaginationWithCursor, type SeekOrder, type SeekParams } from './seek.js';
 
 export const TAG_SORTS = ['popular', 'name', 'newest'] as const;
@@ -45,10 +44,6 @@ export function tagsRepository(db: Db) {
     async list(
       params: SeekParams & { sort: TagSort },
     ): Promise<{ tags: TagView[]; pagination: PaginationWithCursor }> {
-      const [count] = await preparedQuery<{ n: number }>(
-        db,
-        sql`SELECT coalesce((SELECT n FROM list_counts WHERE scope = 'tags'), 0)::int AS n`,
-      );
       const { items, pagination } = await seekPage<TagView>(
         db,
         {
@@ -57,7 +52,7 @@ export function tagsRepository(db: Db) {
           from: sql`tags`,
           where: sql`true`,
           order: ORDER[params.sort],
-          total: count?.n ?? 0,
+          total: sql`coalesce((SELECT n FROM list_counts WHERE scope = 'tags'), 0)::int`,
         },
         params,
       );

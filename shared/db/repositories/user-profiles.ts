@@ -106,12 +106,9 @@ export function userProfilesRepository(db: Db) {
         [sql`true`, ...windowConditions(params, sql`created_at`, order.keys[0]!)],
         sql` AND `,
       );
-      const [count] = windowed
-        ? [{ n: await boundedCount(db, sql`users`, where) }]
-        : await preparedQuery<{ n: number }>(
-            db,
-            sql`SELECT coalesce((SELECT n FROM list_counts WHERE scope = 'users'), 0)::int AS n`,
-          );
+      const total = windowed
+        ? await boundedCount(db, sql`users`, where)
+        : sql`coalesce((SELECT n FROM list_counts WHERE scope = 'users'), 0)::int`;
       // The first list of each sort keeps its name, so cursors issued before windows existed stay valid.
       const name =
         windowed || params.order ? ['users', params.sort, ...windowName(params)] : ['users', params.sort];
@@ -125,7 +122,7 @@ export function userProfilesRepository(db: Db) {
           from: sql`users`,
           where,
           order,
-          total: count?.n ?? 0,
+          total,
           bounded: windowed,
           values: windowed ? undefined : VALUE_COUNTED[params.sort],
           days: !windowed && params.sort === 'newest' ? 'users' : undefined,
