@@ -329,7 +329,8 @@ describe(
       await query(
         sql`INSERT INTO tags (name, slug) VALUES ('zzz-first', 'zzz-first'), ('zzz-last', 'zzz-last')`,
       );
-      const [{ n }] = await query<{ n: number }>(sql`SELECT count(*)::int AS n FROM tags`);
+      const [counted] = await query<{ n: number }>(sql`SELECT count(*)::int AS n FROM tags`);
+      const n = counted!.n;
       const first = await ok(`/api/tags?sort=name&limit=${n - 1}`);
       expect(first.pagination).toMatchObject({ total_items: n, has_more: true, current_page: 1 });
       expect(keysOf(first, 'tags', (t) => t.slug).at(-1)).toBe('zzz-first');

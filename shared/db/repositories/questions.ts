@@ -165,15 +165,18 @@ export function questionsRepository(db: Db) {
   async function source(params: QuestionListParams): Promise<Omit<SeekList, 'list' | 'columns'> | undefined> {
     const unanswered = params.sort === 'unanswered';
     const windowed = isWindowed(params);
-    let category: { total: number; unanswered: number } | undefined;
     if (params.category !== undefined) {
       if (params.category > MAX_INT4) return undefined;
-      [category] = await rows<{ total: number; unanswered: number }>(
-        db,
-        sql`SELECT questions_count AS total, ${counter(sql`'category:' || id || ':unanswered'`)} AS unanswered
-            FROM categories WHERE id = ${params.category}`,
-      );
-      if (!category) return undefined;
+      // A category's own lists read its counters in the page's statement (seek.ts); the lists it only narrows check
+      // first that it exists, so that a filter naming nothing walks nothing.
+      const own = params.tag === undefined && params.author === undefined && !windowed;
+      if (!own) {
+        const [found] = await rows<{ id: number }>(
+          db,
+          sql`SELECT id FROM categories WHERE id = ${params.category}`,
+        );
+        if (!found) return undefined;
+      }
     }
 
     if (params.author === undefined && params.tag !== undefined) {
@@ -233,15 +236,16 @@ export function questionsRepository(db: Db) {
       }
       return { from, where, order: ordered, total: await boundedCount(db, from, where), bounded: true };
     }
-    const total = category
-      ? unanswered
-        ? category.unanswered
-        : category.total
-      : counter(sql`${unanswered ? 'questions:unanswered' : 'questions'}::text`);
+    const total =
+      params.category === undefined
+        ? counter(sql`${unanswered ? 'questions:unanswered' : 'questions'}::text`)
+        : unanswered
+          ? counter(sql`${`category:${params.category}:unanswered`}::text`)
+          : sql`coalesce((SELECT questions_count FROM categories WHERE id = ${params.category}), 0)::int`;
     // All the questions, or all the unanswered ones, by date: the day counters find where a deep page starts; all
     // the questions or a category's by votes or views: the value counts do.
-    const days = dayCounted(params.sort, category ? params.category : undefined);
-    const values = valueCounted(params.sort, category ? params.category : undefined);
+    const days = dayCounted(params.sort, params.category);
+    const values = valueCounted(params.sort, params.category);
     return { from, where, order: ordered, total, days, values };
   }
 
