@@ -169,8 +169,8 @@ export function questionsRepository(db: Db) {
       if (params.category > MAX_INT4) return undefined;
       // A category's own lists read its counters in the page's statement (seek.ts); the lists it only narrows check
       // first that it exists, so that a filter naming nothing walks nothing.
-      const own = params.tag === undefined && params.author === undefined && !windowed;
-      if (!own) {
+      const categoryList = params.tag === undefined && params.author === undefined && !windowed;
+      if (!categoryList) {
         const [found] = await rows<{ id: number }>(
           db,
           sql`SELECT id FROM categories WHERE id = ${params.category}`,
@@ -228,11 +228,8 @@ export function questionsRepository(db: Db) {
       const author = params.author;
       const own = !windowed && !unanswered && params.category === undefined && !params.tag;
       if (author !== undefined && own) {
-        const [user] = await rows<{ n: number }>(
-          db,
-          sql`SELECT coalesce(sum(questions_count), 0)::int AS n FROM users WHERE ${inIdSet(sql`id`, author)}`,
-        );
-        return { from, where, order: ordered, total: user?.n ?? 0 };
+        const total = sql`(SELECT coalesce(sum(questions_count), 0)::int FROM users WHERE ${inIdSet(sql`id`, author)})`;
+        return { from, where, order: ordered, total };
       }
       return { from, where, order: ordered, total: await boundedCount(db, from, where), bounded: true };
     }
