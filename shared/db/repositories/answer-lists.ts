@@ -4,7 +4,7 @@ import { isInt4Id } from '../int4.js';
 import { preparedQuery } from '../prepared.js';
 import { ANSWER_SORTS, type AnswerSort, type AnswerView } from './answers.js';
 import { iso, markdownOf, rows } from './pagination.js';
-import { seekPage, type PaginationWithCursor, type SeekOrder, type SeekParams } from './seek.js';
+import { listCounter, seekPage, type PaginationWithCursor, type SeekOrder, type SeekParams } from './seek.js';
 import { inIdSet, type IdSet } from './id-set.js';
 import {
   boundedCount,
@@ -116,7 +116,7 @@ export function answerListsRepository(db: Db) {
     const total = windowed
       ? await boundedCount(db, from, where)
       : userId === undefined
-        ? sql`coalesce((SELECT sum(n) FROM list_counts WHERE scope = 'answers'), 0)::int`
+        ? listCounter(sql`'answers'`)
         : sql`(SELECT coalesce(sum(answers_count), 0)::int FROM users WHERE ${inIdSet(sql`id`, userId)})`;
     const counted = { bounded: windowed };
     const { items, pagination } = await seekPage<{ id: number }>(

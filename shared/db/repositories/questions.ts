@@ -1,4 +1,4 @@
-import { sql, type SQL } from 'drizzle-orm';
+import { sql } from 'drizzle-orm';
 import { ValidationError } from '../../errors.js';
 import type { Db } from '../client.js';
 import { JsonText } from '../json-text.js';
@@ -7,6 +7,7 @@ import { preparedQuery } from '../prepared.js';
 import { QUESTION_JSON, questionJsonRepository } from './question-json.js';
 import {
   emptyPagination,
+  listCounter,
   seekPage,
   type DayCounted,
   type ValueCounted,
@@ -140,8 +141,6 @@ function idOf(key: string): number | undefined {
   return id >= 1 && id <= MAX_INT4 ? id : undefined;
 }
 
-const counter = (scope: SQL) => sql`coalesce((SELECT n FROM list_counts WHERE scope = ${scope}), 0)::int`;
-
 export function questionsRepository(db: Db) {
   const json = questionJsonRepository(db);
 
@@ -149,7 +148,7 @@ export function questionsRepository(db: Db) {
   async function tagsOf(slugs: string[]) {
     const found = await rows<{ id: number; total: number; unanswered: number }>(
       db,
-      sql`SELECT id, questions_count AS total, ${counter(sql`'tag:' || id || ':unanswered'`)} AS unanswered
+      sql`SELECT id, questions_count AS total, ${listCounter(sql`'tag:' || id || ':unanswered'`)} AS unanswered
           FROM tags WHERE slug IN (${sql.join(
             slugs.map((slug) => sql`${slug}`),
             sql`, `,
@@ -235,9 +234,9 @@ export function questionsRepository(db: Db) {
     }
     const total =
       params.category === undefined
-        ? counter(sql`${unanswered ? 'questions:unanswered' : 'questions'}::text`)
+        ? listCounter(sql`${unanswered ? 'questions:unanswered' : 'questions'}::text`)
         : unanswered
-          ? counter(sql`${`category:${params.category}:unanswered`}::text`)
+          ? listCounter(sql`${`category:${params.category}:unanswered`}::text`)
           : sql`coalesce((SELECT questions_count FROM categories WHERE id = ${params.category}), 0)::int`;
     // All the questions, or all the unanswered ones, by date: the day counters find where a deep page starts; all
     // the questions or a category's by votes or views: the value counts do.

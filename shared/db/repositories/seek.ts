@@ -79,6 +79,10 @@ export interface SeekList {
   values?: ValueCounted;
 }
 
+/** A counter of list_counts (migration 0009 and later) as an int, 0 while it has no row: a list's `total`. */
+export const listCounter = (scope: SQL): SQL =>
+  sql`coalesce((SELECT n FROM list_counts WHERE scope = ${scope}), 0)::int`;
+
 /** The lists whose rows migrations 0028, 0029 and 0033 count by their sort value. */
 export type ValueCounted =
   | 'questions:votes'
@@ -431,6 +435,18 @@ export async function seekPage<T>(
   const totalWith = (found: KeyedRow[]): Promise<number> =>
     counted && found.length > 0 ? Promise.resolve(Number(found[0]!.seek_total)) : readTotal();
 
+  // The page's rows and its pagination, with a cursor to the next page from its last row when there is one.
+  const answer = (
+    found: { row: T; key: (string | number)[] }[],
+    page: number,
+    total: number,
+    more: boolean,
+  ) => {
+    const last = found.at(-1);
+    const next = more && last ? encodeCursor({ list: list.list, key: last.key, page: page + 1 }) : null;
+    return { items: found.map((r) => r.row), pagination: pagination(page, params.limit, total, next) };
+  };
+
   if (params.cursor !== undefined) {
     const cursor = decodeCursor(params.cursor, list.list, order.keys.length);
     // One row more than the page says whether a next page exists, without counting.
@@ -441,18 +457,13 @@ export async function seekPage<T>(
       0,
       true,
     );
-    const total = await totalWith(raw);
     const found = raw.map((r) => splitKeys<T>(order, r));
-    const shown = found.slice(0, params.limit);
-    const last = shown.at(-1);
-    const next =
-      found.length > params.limit && last
-        ? encodeCursor({ list: list.list, key: last.key, page: cursor.page + 1 })
-        : null;
-    return {
-      items: shown.map((r) => r.row),
-      pagination: pagination(cursor.page, params.limit, total, next),
-    };
+    return answer(
+      found.slice(0, params.limit),
+      cursor.page,
+      await totalWith(raw),
+      found.length > params.limit,
+    );
   }
 
   const offset = (params.page - 1) * params.limit;
@@ -460,29 +471,21 @@ export async function seekPage<T>(
     // The first page is read from the top whatever the total: both in one statement.
     const raw = await select(list.where, false, params.limit, 0, true);
     const total = await totalWith(raw);
-    const found = raw.map((r) => splitKeys<T>(order, r));
-    const last = found.at(-1);
-    const next =
-      last && found.length < total ? encodeCursor({ list: list.list, key: last.key, page: 2 }) : null;
-    return { items: found.map((r) => r.row), pagination: pagination(1, params.limit, total, next) };
+    return answer(
+      raw.map((r) => splitKeys<T>(order, r)),
+      1,
+      total,
+      raw.length < total,
+    );
   }
   const total = await readTotal();
-  if (offset >= total) return { items: [], pagination: pagination(params.page, params.limit, total, null) };
+  if (offset >= total) return answer([], params.page, total, false);
   // A bounded total caps the offset too: pages past the counted rows are reached by cursor only.
   if (list.bounded) {
     const found = (await select(list.where, false, params.limit + 1, offset)).map((r) =>
       splitKeys<T>(order, r),
     );
-    const shown = found.slice(0, params.limit);
-    const last = shown.at(-1);
-    const next =
-      found.length > params.limit && last
-        ? encodeCursor({ list: list.list, key: last.key, page: params.page + 1 })
-        : null;
-    return {
-      items: shown.map((r) => r.row),
-      pagination: pagination(params.page, params.limit, total, next),
-    };
+    return answer(found.slice(0, params.limit), params.page, total, found.length > params.limit);
   }
   const end = Math.min(offset + params.limit, total);
   // Nearer the end: walk the index backwards over the rows after the page, then put the page back in order.
@@ -505,13 +508,5 @@ export async function seekPage<T>(
     ? (await walk(true, end - offset, total - end)).reverse()
     : await walk(false, params.limit, offset);
   const found = raw.map((r) => splitKeys<T>(order, r));
-  const last = found.at(-1);
-  const next =
-    last && offset + found.length < total
-      ? encodeCursor({ list: list.list, key: last.key, page: params.page + 1 })
-      : null;
-  return {
-    items: found.map((r) => r.row),
-    pagination: pagination(params.page, params.limit, total, next),
-  };
+  return answer(found, params.page, total, offset + found.length < total);
 }

@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
-import { seekPage, type PaginationWithCursor, type SeekOrder, type SeekParams } from './seek.js';
+import { listCounter, seekPage, type PaginationWithCursor, type SeekOrder, type SeekParams } from './seek.js';
 
 export const TAG_SORTS = ['popular', 'name', 'newest'] as const;
 export type TagSort = (typeof TAG_SORTS)[number];
@@ -52,7 +52,7 @@ export function tagsRepository(db: Db) {
           from: sql`tags`,
           where: sql`true`,
           order: ORDER[params.sort],
-          total: sql`coalesce((SELECT n FROM list_counts WHERE scope = 'tags'), 0)::int`,
+          total: listCounter(sql`'tags'`),
         },
         params,
       );

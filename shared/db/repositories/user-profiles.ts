@@ -14,6 +14,7 @@ import {
   type WindowParams,
 } from './windows.js';
 import {
+  listCounter,
   seekPage,
   type PaginationWithCursor,
   type SeekOrder,
@@ -106,9 +107,7 @@ export function userProfilesRepository(db: Db) {
         [sql`true`, ...windowConditions(params, sql`created_at`, order.keys[0]!)],
         sql` AND `,
       );
-      const total = windowed
-        ? await boundedCount(db, sql`users`, where)
-        : sql`coalesce((SELECT n FROM list_counts WHERE scope = 'users'), 0)::int`;
+      const total = windowed ? await boundedCount(db, sql`users`, where) : listCounter(sql`'users'`);
       // The first list of each sort keeps its name, so cursors issued before windows existed stay valid.
       const name =
         windowed || params.order ? ['users', params.sort, ...windowName(params)] : ['users', params.sort];
