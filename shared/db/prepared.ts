@@ -1,6 +1,6 @@
 import type { SQL } from 'drizzle-orm';
-import { PgDialect } from 'drizzle-orm/pg-core';
 import type { Db } from './client.js';
+import { statementText } from './statement-text.js';
 
 /**
  * Runs a fixed statement text with parameters as a named prepared statement where the driver allows it: postgres.js
@@ -59,13 +59,11 @@ export async function preparedRows<T>(
   return (await (client as PgliteClient).query(text, params)).rows as T[];
 }
 
-const DIALECT = new PgDialect();
-
 /**
  * A drizzle statement run as a named prepared statement (above). Every value in it must be a parameter (`${value}`),
  * never `sql.raw` of a request's value, so that its text depends only on its shape.
  */
 export function preparedQuery<T>(db: Db, statement: SQL, choice: PlanChoice = {}): Promise<T[]> {
-  const { sql: text, params } = DIALECT.sqlToQuery(statement);
+  const { sql: text, params } = statementText(statement);
   return preparedRows<T>(db, text, params, choice);
 }

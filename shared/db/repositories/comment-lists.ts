@@ -74,10 +74,18 @@ const key = (column: string, type: 'timestamptz' | 'int') => ({ expr: sql.raw(`c
  * The order of a scope's index: the site's and a user's comments have descending indexes (0011), a post's the
  * ascending (post, created_at, id) ones of 0001 (a conversation reads oldest first). Votes within a post are few.
  */
+// One order object per shape, built once (seek.ts builds its fragments once per order object).
+const ORDERS = new Map<string, SeekOrder>();
+
 function baseOrder(scope: CommentScope, sort: CommentSort): SeekOrder {
   const direction = scope.kind === 'question' || scope.kind === 'answer' ? 'asc' : 'desc';
+  const name = `${direction}:${sort}`;
+  let found = ORDERS.get(name);
+  if (found) return found;
   const first = sort === 'votes' ? key('votes', 'int') : key('created_at', 'timestamptz');
-  return { direction: sort === 'votes' ? 'desc' : direction, keys: [first, key('id', 'int')] };
+  found = { direction: sort === 'votes' ? 'desc' : direction, keys: [first, key('id', 'int')] };
+  ORDERS.set(name, found);
+  return found;
 }
 
 export function commentListsRepository(db: Db) {

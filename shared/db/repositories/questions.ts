@@ -104,15 +104,23 @@ function tagValueCounted(sort: QuestionSort, tag: number): ValueCounted | undefi
   return sort === 'votes' || sort === 'views' ? `tag:${tag}:${sort}` : undefined;
 }
 
+// One order object per sort and table, built once (seek.ts builds its fragments once per order object).
+const ORDERS = new Map<string, SeekOrder>();
+
 function order(sort: QuestionSort, alias: 'q' | 'qt'): SeekOrder {
+  const name = `${sort}:${alias}`;
+  let found = ORDERS.get(name);
+  if (found) return found;
   const column = KEY_COLUMN[sort];
-  return {
+  found = {
     direction: 'desc',
     keys: [
       { expr: sql.raw(`${alias}.${column}`), type: column === 'created_at' ? 'timestamptz' : 'int' },
       { expr: sql.raw(alias === 'q' ? 'q.id' : 'qt.question_id'), type: 'int' },
     ],
   };
+  ORDERS.set(name, found);
+  return found;
 }
 
 const toView = (r: QuestionRow): QuestionView => ({

@@ -137,13 +137,6 @@ function orderOf(order: SeekOrder, reverseWalk: boolean, exprs: SQL[]): SQL {
   );
 }
 
-const orderBy = (order: SeekOrder, reverseWalk: boolean) =>
-  orderOf(
-    order,
-    reverseWalk,
-    order.keys.map((k) => k.expr),
-  );
-
 /** A key as text that converts back to exactly the same value (timestamps to the microsecond, in UTC). */
 function keyText(key: { expr: SQL; type: KeyType }): SQL {
   if (key.type === 'timestamptz')
@@ -186,10 +179,7 @@ export function keyValue(type: KeyType, value: string | number): SQL {
 
 /** Rows after the key in the list's order (a row comparison, which a btree index answers as a range). */
 function after(order: SeekOrder, key: (string | number)[]): SQL {
-  const columns = sql.join(
-    order.keys.map((k) => k.expr),
-    sql`, `,
-  );
+  const { columns } = fragmentsOf(order);
   const values = sql.join(
     order.keys.map((k, i) => keyValue(k.type, key[i]!)),
     sql`, `,
@@ -199,41 +189,56 @@ function after(order: SeekOrder, key: (string | number)[]): SQL {
 
 type KeyedRow = Record<string, unknown>;
 
-// The page's rows again in the order they were found, by their key values (seek_k*).
-const pageOrder = (order: SeekOrder, reverseWalk: boolean) =>
-  orderOf(
-    order,
-    reverseWalk,
-    order.keys.map((_, i) => sql.raw(`page.seek_k${i}`)),
-  );
+/**
+ * The parts of a list's statements that depend only on its order, built once per order object (the orders are
+ * module constants, and directed() keeps one reversed copy of each): a list's page is then assembled from a few
+ * prebuilt fragments instead of rebuilding every key's expressions on every request.
+ */
+interface OrderFragments {
+  /** The sort keys, for a row comparison with a cursor's key. */
+  columns: SQL;
+  /** The key values as the index holds them (seek_k*), selected by the walk. */
+  keyValues: SQL;
+  /** The keys as cursor text (seek_t*), for the page's rows only. */
+  keyTexts: SQL;
+  /** ORDER BY of the walk, and of the page's rows again by their seek_k* values: [forwards, reversed walk]. */
+  orderBy: [SQL, SQL];
+  pageOrder: [SQL, SQL];
+}
 
-// The key values as the index holds them (seek_k*), selected by the walk: a page number walks every row it skips
-// through the walk's select list, so nothing there may cost more than reading the index (formatting a timestamp
-// there made the middle of a 100k list 8 times slower).
-const keyValues = (order: SeekOrder) =>
-  sql.join(
-    order.keys.map((k, i) => sql`${k.expr} AS ${sql.raw(`seek_k${i}`)}`),
-    sql`, `,
-  );
+const FRAGMENTS = new WeakMap<SeekOrder, OrderFragments>();
 
-// The keys as cursor text (seek_t*), for the page's rows only.
-const keyTexts = (order: SeekOrder) =>
-  sql.join(
-    order.keys.map(
-      (k, i) => sql`${keyText({ ...k, expr: sql.raw(`page.seek_k${i}`) })} AS ${sql.raw(`seek_t${i}`)}`,
+function fragmentsOf(order: SeekOrder): OrderFragments {
+  let built = FRAGMENTS.get(order);
+  if (built) return built;
+  const exprs = order.keys.map((k) => k.expr);
+  const seekKeys = order.keys.map((_, i) => sql.raw(`page.seek_k${i}`));
+  built = {
+    columns: sql.join(exprs, sql`, `),
+    // A page number walks every row it skips through this select list, so nothing here may cost more than reading
+    // the index (formatting a timestamp here made the middle of a 100k list 8 times slower).
+    keyValues: sql.join(
+      order.keys.map((k, i) => sql`${k.expr} AS ${sql.raw(`seek_k${i}`)}`),
+      sql`, `,
     ),
-    sql`, `,
-  );
+    keyTexts: sql.join(
+      order.keys.map((k, i) => sql`${keyText({ ...k, expr: seekKeys[i]! })} AS ${sql.raw(`seek_t${i}`)}`),
+      sql`, `,
+    ),
+    orderBy: [orderOf(order, false, exprs), orderOf(order, true, exprs)],
+    pageOrder: [orderOf(order, false, seekKeys), orderOf(order, true, seekKeys)],
+  };
+  FRAGMENTS.set(order, built);
+  return built;
+}
 
+// The row without the statement's own columns (seek_*), copied rather than deleted from: an object that lost
+// properties is slower to read and to serialise.
 function splitKeys<T>(order: SeekOrder, row: KeyedRow): { row: T; key: (string | number)[] } {
   const key: (string | number)[] = [];
-  const rest: KeyedRow = { ...row };
-  delete rest.seek_total;
-  order.keys.forEach((_, i) => {
-    key.push(rest[`seek_t${i}`] as string | number);
-    delete rest[`seek_k${i}`];
-    delete rest[`seek_t${i}`];
-  });
+  for (let i = 0; i < order.keys.length; i++) key.push(row[`seek_t${i}`] as string | number);
+  const rest: KeyedRow = {};
+  for (const name in row) if (!name.startsWith('seek_')) rest[name] = row[name];
   return { row: rest as T, key };
 }
 
@@ -411,17 +416,19 @@ export async function seekPage<T>(
 ): Promise<{ items: T[]; pagination: PaginationWithCursor }> {
   const { order } = list;
   const counted = typeof list.total === 'number' ? undefined : list.total;
+  const fragments = fragmentsOf(order);
   const select = (where: SQL, reverse: boolean, take: number, skip: number, withTotal = false) => {
-    const page = sql`SELECT ${list.columns}, ${keyValues(order)} FROM ${list.from} WHERE ${where}
-          ORDER BY ${orderBy(order, reverse)} LIMIT ${take} OFFSET ${skip}`;
+    const walk = reverse ? 1 : 0;
+    const page = sql`SELECT ${list.columns}, ${fragments.keyValues} FROM ${list.from} WHERE ${where}
+          ORDER BY ${fragments.orderBy[walk]} LIMIT ${take} OFFSET ${skip}`;
     const { render } = list;
     const total = withTotal && counted ? sql`, (${counted}) AS seek_total` : sql``;
     // Every value is a parameter, so the text depends only on the list's shape (sort, filters, direction): a bounded
     // set of texts, each parsed once per connection.
     return preparedQuery<KeyedRow>(
       db,
-      sql`SELECT page.*, ${keyTexts(order)}${render ? sql`, ${render.columns}` : sql``}${total} FROM (${page}) page
-          ${render?.join ?? sql``} ORDER BY ${pageOrder(order, reverse)}`,
+      sql`SELECT page.*, ${fragments.keyTexts}${render ? sql`, ${render.columns}` : sql``}${total} FROM (${page}) page
+          ${render?.join ?? sql``} ORDER BY ${fragments.pageOrder[walk]}`,
     );
   };
   // The counter on its own: for a page whose place depends on the total, or when the page's statement found no row.

@@ -111,9 +111,17 @@ export const isWindowed = (params: WindowParams): boolean =>
   params.min !== undefined ||
   params.max !== undefined;
 
-/** The list's order in the direction asked (its own when none is): the other direction walks its index backwards. */
+const REVERSED = new WeakMap<SeekOrder, SeekOrder>();
+
+/**
+ * The list's order in the direction asked (its own when none is): the other direction walks its index backwards.
+ * One reversed copy per order, so that what seek.ts builds once per order object is built once for it too.
+ */
 export function directed(order: SeekOrder, asked: Direction | undefined): SeekOrder {
-  return asked === undefined || asked === order.direction ? order : { ...order, reversed: true };
+  if (asked === undefined || asked === order.direction) return order;
+  let reversed = REVERSED.get(order);
+  if (!reversed) REVERSED.set(order, (reversed = { ...order, reversed: true }));
+  return reversed;
 }
 
 /** The window's part of a list's name, so that a cursor is refused by a list with another window or direction. */
