@@ -82,13 +82,13 @@ const COLUMNS = sql`id, username, display_name, avatar, bio, reputation, badge_g
 
 /**
  * A User as JSON text, from `ru`: the bytes the response schema's serialiser writes (members in the schema's order,
- * no spaces; json_strip_nulls writes compactly and drops nothing here, every column being NOT NULL).
+ * no spaces). row_to_json writes compactly, with the columns' names as members, in one pass (json_strip_nulls of
+ * json_build_object, the other way to take the spaces out, parses the object again); every column is NOT NULL.
  */
-const PROFILE_JSON = sql`json_strip_nulls(json_build_object('id', ru.id, 'username', ru.username,
-  'display_name', ru.display_name, 'avatar', ru.avatar, 'bio', ru.bio, 'reputation', ru.reputation,
-  'badges', json_build_object('gold', ru.badge_gold, 'silver', ru.badge_silver, 'bronze', ru.badge_bronze),
-  'questions_count', ru.questions_count, 'answers_count', ru.answers_count,
-  'joined_at', ${iso(sql`ru.created_at`)}))::text`;
+const PROFILE_JSON = sql`(SELECT row_to_json(r) FROM (SELECT ru.id, ru.username, ru.display_name, ru.avatar, ru.bio,
+  ru.reputation, (SELECT row_to_json(b) FROM (SELECT ru.badge_gold AS gold, ru.badge_silver AS silver,
+  ru.badge_bronze AS bronze) b) AS badges, ru.questions_count, ru.answers_count,
+  ${iso(sql`ru.created_at`)} AS joined_at) r)::text`;
 
 const toProfile = ({ badge_gold, badge_silver, badge_bronze, ...rest }: ProfileRow): UserProfile => ({
   ...rest,
