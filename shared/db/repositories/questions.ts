@@ -1,10 +1,10 @@
 import { sql } from 'drizzle-orm';
 import { ValidationError } from '../../errors.js';
 import type { Db } from '../client.js';
-import { JsonText } from '../json-text.js';
+import type { JsonText } from '../json-text.js';
 import { iso, markdownOf, MAX_INT4, rows } from './pagination.js';
 import { preparedQuery } from '../prepared.js';
-import { QUESTION_JSON, questionJsonRepository } from './question-json.js';
+import { questionJsonRepository } from './question-json.js';
 import {
   emptyPagination,
   listCounter,
@@ -256,8 +256,10 @@ export function questionsRepository(db: Db) {
   return {
     /**
      * One page of questions with exact totals (maintained counters), by page number or by cursor (lib: seek.ts).
-     * The page's ids are found on an index, then only the page's rows are read, joined to their authors and rendered
-     * as JSON by PostgreSQL (question-json.ts), in the same statement.
+     * The page's ids are found on an index by a statement planned for the list's values; then only the page's rows
+     * are read, joined to their authors and rendered as JSON by PostgreSQL (question-json.ts), by a statement of its
+     * own on reusable plans: planning the join, over a table with many indexes, cost PostgreSQL more than running it,
+     * and the page's own statement plans in a tenth of the time alone. A question deleted between the two is left out.
      */
     async list(
       params: QuestionListParams,
@@ -277,21 +279,13 @@ export function questionsRepository(db: Db) {
         ...extra,
       ]);
       const id = found.order.keys.at(-1)!.expr;
-      const { items, pagination } = await seekPage<{ json: string }>(
+      const { items, pagination } = await seekPage<{ id: number }>(
         db,
-        {
-          list,
-          columns: sql`${id} AS id`,
-          render: {
-            columns: sql`${sql.raw(QUESTION_JSON)} AS json`,
-            join: sql`JOIN questions q ON q.id = page.id JOIN users u ON u.id = q.author_id`,
-          },
-          ...found,
-        },
+        { list, columns: sql`${id} AS id`, ...found },
         params,
       );
       return {
-        questions: new JsonText(`[${items.map((r) => r.json).join(',')}]`),
+        questions: await json.page(items.map((r) => r.id)),
         pagination: boundedPagination(pagination, found),
       };
     },

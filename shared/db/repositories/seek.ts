@@ -60,12 +60,6 @@ export interface SeekList {
    */
   bounded?: boolean;
   /**
-   * What to read for each row of the page once the page is found: `columns` selected from the page's rows (alias
-   * `page`, with the columns above) and whatever `join` joins to them. Only the page's rows are read this way, never
-   * the rows a page number skips, and in the same statement as the page.
-   */
-  render?: { columns: SQL; join: SQL };
-  /**
    * The list is every row that list_counts counts per UTC day as `kind` (`day:<date>:<kind>`, migrations 0011, 0026
    * and 0030), ordered first by the timestamp those counters date. A page number deep in the list then starts its
    * walk at the day that holds its offset (dayAnchor) instead of an end of the list.
@@ -421,14 +415,12 @@ export async function seekPage<T>(
     const walk = reverse ? 1 : 0;
     const page = sql`SELECT ${list.columns}, ${fragments.keyValues} FROM ${list.from} WHERE ${where}
           ORDER BY ${fragments.orderBy[walk]} LIMIT ${take} OFFSET ${skip}`;
-    const { render } = list;
     const total = withTotal && counted ? sql`, (${counted}) AS seek_total` : sql``;
     // Every value is a parameter, so the text depends only on the list's shape (sort, filters, direction): a bounded
     // set of texts, each parsed once per connection.
     return preparedQuery<KeyedRow>(
       db,
-      sql`SELECT page.*, ${fragments.keyTexts}${render ? sql`, ${render.columns}` : sql``}${total} FROM (${page}) page
-          ${render?.join ?? sql``} ORDER BY ${fragments.pageOrder[walk]}`,
+      sql`SELECT page.*, ${fragments.keyTexts}${total} FROM (${page}) page ORDER BY ${fragments.pageOrder[walk]}`,
     );
   };
   // The counter on its own: for a page whose place depends on the total, or when the page's statement found no row.

@@ -96,6 +96,22 @@ const toProfile = ({ badge_gold, badge_silver, badge_bronze, ...rest }: ProfileR
 });
 
 export function userProfilesRepository(db: Db) {
+  /**
+   * The page's profiles as the API's JSON, rendered by PostgreSQL and sent as they are (json-text.ts): a statement
+   * of its own by ids, on reusable plans, so that the page's statement (planned for its values) stays a scan of one
+   * index.
+   */
+  async function profilesJson(ids: number[]): Promise<JsonText> {
+    if (ids.length === 0) return new JsonText('[]');
+    const [row] = await preparedQuery<{ json: string | null }>(
+      db,
+      sql`SELECT '[' || string_agg(${PROFILE_JSON}, ',' ORDER BY page.n) || ']' AS json
+          FROM unnest(${`{${ids.join(',')}}`}::int[]) WITH ORDINALITY AS page(id, n) JOIN users ru ON ru.id = page.id`,
+      { plans: 'reusable' },
+    );
+    return new JsonText(row?.json ?? '[]');
+  }
+
   return {
     /** One page by page number or cursor; the total is the maintained 'users' counter (migration 0009). */
     async list(
@@ -111,13 +127,11 @@ export function userProfilesRepository(db: Db) {
       // The first list of each sort keeps its name, so cursors issued before windows existed stay valid.
       const name =
         windowed || params.order ? ['users', params.sort, ...windowName(params)] : ['users', params.sort];
-      // The page's rows are rendered as the API's JSON by PostgreSQL and sent as they are (json-text.ts).
-      const { items, pagination } = await seekPage<{ json: string }>(
+      const { items, pagination } = await seekPage<{ id: number }>(
         db,
         {
           list: JSON.stringify(name),
           columns: sql`id`,
-          render: { columns: sql`${PROFILE_JSON} AS json`, join: sql`JOIN users ru ON ru.id = page.id` },
           from: sql`users`,
           where,
           order,
@@ -129,7 +143,7 @@ export function userProfilesRepository(db: Db) {
         params,
       );
       return {
-        users: new JsonText(`[${items.map((r) => r.json).join(',')}]`),
+        users: await profilesJson(items.map((r) => r.id)),
         pagination: boundedPagination(pagination, { bounded: windowed }),
       };
     },
