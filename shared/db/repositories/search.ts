@@ -125,24 +125,31 @@ const CANDIDATE_SQL = {
          }) f`,
 };
 
-// Only the page's rows are read in full; PostgreSQL shapes each as the JSON the API answers, with the text its
-// excerpt is cut from.
-const HYDRATE_SQL = {
-  question: `SELECT p.type, p.id, p.score, json_build_object('type', 'question', 'id', q.id, 'score', p.score,
-               'title', q.title, 'slug', q.slug, 'text', ${excerptText('q.content')}, 'votes', q.votes,
-               'answers_count', q.answers_count, 'has_accepted', q.has_accepted, 'tags', q.tag_names,
-               'created_at', ${iso('q.created_at')}) AS hit
-             FROM page p JOIN questions q ON q.id = p.id WHERE p.type = 'question'`,
-  answer: `SELECT p.type, p.id, p.score, json_build_object('type', 'answer', 'id', a.id, 'score', p.score,
-             'question_id', a.question_id, 'question_title', q.title, 'question_slug', q.slug,
-             'text', ${excerptText('a.content')}, 'votes', a.votes, 'is_accepted', a.is_accepted,
-             'created_at', ${iso('a.created_at')}) AS hit
-           FROM page p JOIN answers a ON a.id = p.id JOIN questions q ON q.id = a.question_id WHERE p.type = 'answer'`,
-  user: `SELECT p.type, p.id, p.score, json_build_object('type', 'user', 'id', u.id, 'score', p.score,
-           'username', u.username, 'display_name', u.display_name, 'avatar', u.avatar,
-           'reputation', u.reputation) AS hit
-         FROM page p JOIN users u ON u.id = p.id WHERE p.type = 'user'`,
-};
+// Only the page's rows are read in full, by a statement of their own ($1 the kinds, $2 the ids, $3 the scores, in page
+// order); PostgreSQL shapes each as the JSON the API answers, with the text its excerpt is cut from. Its text is the
+// same for every search, so it keeps a generic plan (plans: 'reusable'): planned with the search, these joins were
+// half of the search statement's planning, which is redone for every search's words.
+const PAGE = `unnest($1::text[], $2::int[], $3::float8[]) WITH ORDINALITY AS p(type, id, score, n)`;
+const HYDRATE_SQL = `SELECT json_agg(r.hit ORDER BY r.n) AS results FROM (
+  SELECT p.n, json_build_object('type', 'question', 'id', q.id, 'score', p.score,
+    'title', q.title, 'slug', q.slug, 'text', ${excerptText('q.content')}, 'votes', q.votes,
+    'answers_count', q.answers_count, 'has_accepted', q.has_accepted, 'tags', q.tag_names,
+    'created_at', ${iso('q.created_at')}) AS hit
+  FROM ${PAGE} JOIN questions q ON q.id = p.id WHERE p.type = 'question'
+  UNION ALL
+  SELECT p.n, json_build_object('type', 'answer', 'id', a.id, 'score', p.score,
+    'question_id', a.question_id, 'question_title', q.title, 'question_slug', q.slug,
+    'text', ${excerptText('a.content')}, 'votes', a.votes, 'is_accepted', a.is_accepted,
+    'created_at', ${iso('a.created_at')}) AS hit
+  FROM ${PAGE} JOIN answers a ON a.id = p.id JOIN questions q ON q.id = a.question_id WHERE p.type = 'answer'
+  UNION ALL
+  SELECT p.n, json_build_object('type', 'user', 'id', u.id, 'score', p.score,
+    'username', u.username, 'display_name', u.display_name, 'avatar', u.avatar,
+    'reputation', u.reputation) AS hit
+  FROM ${PAGE} JOIN users u ON u.id = p.id WHERE p.type = 'user') r`;
+
+/** A text[] literal of kind names (plain words: no quoting needed). */
+const kindsLiteral = (kinds: readonly string[]) => `{${kinds.join(',')}}`;
 
 type Kind = keyof typeof CANDIDATE_SQL;
 
@@ -155,8 +162,8 @@ interface Variant {
 }
 
 /**
- * One statement per search: the candidates of each kind are ranked once, counted, paged, and only the page is
- * read and rendered (a row deleted meanwhile is simply left out). Its text depends only on the variant (which
+ * One statement per search: the candidates of each kind are ranked once, counted and paged; then only the page is
+ * read and rendered, by HYDRATE_SQL (a row deleted meanwhile is simply left out). Its text depends only on the variant (which
  * kinds run, which window bounds are given, the direction), so each of the few variants is a prepared statement on
  * every connection. `bounded` says whether a kind reached its CANDIDATES (its total is then a lower bound).
  * `order=desc` (the default) is the most relevant first: score descending, ties by kind, then id descending;
@@ -169,16 +176,15 @@ function statement({ kinds, from, to, order }: Variant): string {
     to: to ? `$${from ? 5 : 4}::timestamptz` : null,
   };
   const by = order === 'desc' ? 'score DESC, type ASC, id DESC' : 'score ASC, type DESC, id ASC';
-  const byRow =
-    order === 'desc' ? 'r.score DESC, r.type ASC, r.id DESC' : 'r.score ASC, r.type DESC, r.id ASC';
   return `WITH hits AS (${union(kinds.map((k) => CANDIDATE_SQL[k](slots)))}),
   page AS (SELECT type, id, score FROM hits ORDER BY ${by} LIMIT $2::int OFFSET $3::int)
   SELECT (SELECT count(*)::int FROM hits) AS total,
          coalesce((SELECT bool_or(n >= ${CANDIDATES}) FROM (SELECT count(*) AS n FROM hits GROUP BY type) k), false)
            AS bounded,
          tsvector_to_array(to_tsvector('english', $1::text)) AS lexemes,
-         (SELECT json_agg(r.hit ORDER BY ${byRow})
-          FROM (${union(kinds.map((k) => HYDRATE_SQL[k]))}) r) AS results`;
+         (SELECT array_agg(type ORDER BY ${by}) FROM page) AS types,
+         (SELECT array_agg(id ORDER BY ${by}) FROM page) AS ids,
+         (SELECT array_agg(score ORDER BY ${by}) FROM page) AS scores`;
 }
 
 export function searchRepository(db: Db) {
@@ -189,6 +195,17 @@ export function searchRepository(db: Db) {
     if (text === undefined) statements.set(key, (text = statement(variant)));
     return text;
   };
+
+  /** The page's hits in its order. The scores go back as text, which float8 reads as the very same doubles. */
+  async function hydrate(types: string[], ids: number[], scores: number[]): Promise<SearchHit[]> {
+    const [row] = await preparedRows<{ results: SearchHit[] | null }>(
+      db,
+      HYDRATE_SQL,
+      [kindsLiteral(types), `{${ids.join(',')}}`, `{${scores.join(',')}}`],
+      { plans: 'reusable' },
+    );
+    return row?.results ?? [];
+  }
 
   return {
     /**
@@ -222,11 +239,13 @@ export function searchRepository(db: Db) {
         total: number;
         bounded: boolean;
         lexemes: string[];
-        results: SearchHit[] | null;
+        types: string[] | null;
+        ids: number[] | null;
+        scores: number[] | null;
       }>(db, statementFor(variant), values);
       const pagination = paginate(params, row?.total ?? 0);
       return {
-        results: row?.results ?? [],
+        results: row?.ids?.length ? await hydrate(row.types!, row.ids, row.scores!) : [],
         lexemes: row?.lexemes ?? [],
         pagination: row?.bounded ? { ...pagination, total_bounded: true } : pagination,
       };
