@@ -42,7 +42,7 @@ const QUESTION_COLUMNS = `q.id, q.title, q.slug, q.content, q.votes, q.views, q.
  * pass (which parses the whole object, body included, again) was about a third of the page's execution; the one
  * member left out when null is left out by choosing the row.
  */
-export const QUESTION_JSON = `(CASE WHEN q.content_markdown IS NULL
+const QUESTION_JSON = `(CASE WHEN q.content_markdown IS NULL
     THEN (SELECT row_to_json(r) FROM (SELECT ${QUESTION_COLUMNS}) r)
     ELSE (SELECT row_to_json(r) FROM (SELECT ${QUESTION_COLUMNS}, q.content_markdown) r) END)::text`;
 
