@@ -77,18 +77,70 @@ function queryWords(query: string): string[] {
     .flatMap((w) => w.match(TOKEN) ?? []);
 }
 
-/** Whether a lower-case token or part matches: as it is, or (a word of letters) by its Porter2 stem. */
-function matcher(lexemes: readonly string[], query: string): (word: string) => boolean {
+/** How a search's words are found in a text. */
+export interface Matcher {
+  /** Whether a lower-case token or part matches: as it is, or (a word of letters) by its Porter2 stem. */
+  matches(word: string): boolean;
+  /**
+   * Where in a text a match could begin, from a position on: the next start of a token or part (what follows a
+   * joiner) whose opening is one a match can have; Infinity when there is none. Loose (a candidate may not match),
+   * never past a match. Only candidates need matching: most of a text's words fail on their openings, and looking
+   * at each of them was most of what an excerpt cost.
+   */
+  candidates(plain: string): (from: number) => number;
+}
+
+/** The matcher of one search (exported for its tests). */
+export function matcher(lexemes: readonly string[], query: string): Matcher {
   const terms = new Set(lexemes);
   const exact = new Set([...lexemes, ...queryWords(query)]);
   const openings = new Set(lexemes.map(opening));
-  // Cheapest tests first: most words of a text fail on their first two letters.
-  return (word) => {
-    if (STOP_WORDS.has(word)) return false;
-    if (exact.has(word)) return true;
-    if (!openings.has(opening(word)) || word.length > MAX_STEMMED_LENGTH || DIGIT.test(word)) return false;
-    return terms.has(stemOf(word.replace(/’/g, "'")));
+  const starts = startsOf([...exact].map(opening));
+  return {
+    // Cheapest tests first: most words of a text fail on their first two letters.
+    matches(word) {
+      if (STOP_WORDS.has(word)) return false;
+      if (exact.has(word)) return true;
+      if (!openings.has(opening(word)) || word.length > MAX_STEMMED_LENGTH || DIGIT.test(word)) return false;
+      return terms.has(stemOf(word.replace(/’/g, "'")));
+    },
+    candidates(plain) {
+      if (starts === null) return () => Infinity;
+      const lowered = plain.toLowerCase();
+      // Lower-casing keeps every character's position but a dotted capital I's (it becomes two): then every
+      // position is a candidate.
+      if (lowered.length !== plain.length) return (from) => (from < plain.length ? from : Infinity);
+      const next = (from: number): number => {
+        starts.lastIndex = from;
+        const found = starts.exec(lowered);
+        if (!found) return Infinity;
+        // A search from inside a surrogate pair begins at the pair (Unicode mode): that one is behind us.
+        return found.index >= from ? found.index : next(from + 1);
+      };
+      return next;
+    },
   };
+}
+
+const REGEX_SYNTAX = /[\\^$.*+?()[\]{}|/]/g;
+// In the text lower-cased whole, a token's opening is as the token lower-cased alone has it but for the final sigma
+// (its form depends on what follows), and a "y" reads as the "i" that opening() made of it.
+const LOOSE_CHARS: Readonly<Record<string, string>> = { i: '[iy]', σ: '[σς]', ς: '[σς]' };
+
+/**
+ * A pattern found wherever a token or a part of one begins with one of these openings, in a lower-cased text (no
+ * character that is neither letter nor digit lower-cases to one); null when there is none (stop words only).
+ */
+function startsOf(openings: readonly string[]): RegExp | null {
+  const alternatives = new Set<string>();
+  for (const word of openings) {
+    // By code points: an opening cut inside a surrogate pair keeps only its whole first character.
+    const chars = Array.from(word).filter((c) => !/^[\uD800-\uDFFF]$/.test(c));
+    if (chars.length === 0) continue;
+    alternatives.add(chars.map((c) => LOOSE_CHARS[c] ?? c.replace(REGEX_SYNTAX, '\\$&')).join(''));
+  }
+  if (alternatives.size === 0) return null;
+  return new RegExp(`(?<![\\p{L}\\p{N}])(?:${[...alternatives].join('|')})`, 'gu');
 }
 
 /** A token of the text: where it is, and the spans of it to mark (the whole token, or the parts that match). */
@@ -111,11 +163,20 @@ class Words {
   private readonly read: Word[] = [];
   private readonly pattern = new RegExp(TOKEN.source, TOKEN.flags);
   private done = false;
+  private readonly candidateFrom: (from: number) => number;
+  // The first candidate at or after the end of the last token read: tokens that end before it cannot match.
+  private candidate: number;
+  /** Whether anything in the text could match. */
+  readonly mayMatch: boolean;
 
   constructor(
     private readonly plain: string,
-    private readonly matches: (word: string) => boolean,
-  ) {}
+    private readonly search: Matcher,
+  ) {
+    this.candidateFrom = search.candidates(plain);
+    this.candidate = this.candidateFrom(0);
+    this.mayMatch = this.candidate !== Infinity;
+  }
 
   /** The i-th token, or undefined past the last. */
   at(i: number): Word | undefined {
@@ -132,18 +193,21 @@ class Words {
     const start = token.index;
     const text = token[0];
     const end = start + text.length;
-    const lower = text.toLowerCase();
-    let marks = UNMARKED;
-    if (this.matches(lower)) marks = [[start, end]];
-    else if (lower.length > 1 && JOINER.test(lower)) {
-      const parts: [number, number][] = [];
-      for (const part of text.matchAll(PART)) {
-        if (this.matches(part[0].toLowerCase()))
-          parts.push([start + part.index, start + part.index + part[0].length]);
-      }
-      if (parts.length > 0) marks = parts;
-    }
+    const marks = this.candidate < end ? this.marksOf(text, start) : UNMARKED;
+    if (this.candidate < end) this.candidate = this.candidateFrom(end);
     this.read.push({ start, end, marks });
+  }
+
+  private marksOf(text: string, start: number): Word['marks'] {
+    const lower = text.toLowerCase();
+    if (this.search.matches(lower)) return [[start, start + text.length]];
+    if (lower.length === 1 || !JOINER.test(lower)) return UNMARKED;
+    const parts: [number, number][] = [];
+    for (const part of text.matchAll(PART)) {
+      if (this.search.matches(part[0].toLowerCase()))
+        parts.push([start + part.index, start + part.index + part[0].length]);
+    }
+    return parts.length > 0 ? parts : UNMARKED;
   }
 }
 
@@ -152,6 +216,8 @@ class Words {
  * would start where the previous one ends continues it instead.
  */
 function fragments(words: Words): [number, number][] {
+  // A text whose match was in its title or tags only: its first words, without reading on for a match.
+  if (!words.mayMatch) return [leading(words)];
   const found: [number, number][] = [];
   let from = 0;
   while (found.length < MAX_FRAGMENTS) {
@@ -166,10 +232,14 @@ function fragments(words: Words): [number, number][] {
     else found.push([start, end]);
     from = end;
   }
-  if (found.length > 0) return found;
+  return found.length > 0 ? found : [leading(words)];
+}
+
+/** The text's first fragment, when nothing in it matched (the match was in the title or tags). */
+function leading(words: Words): [number, number] {
   let end = FRAGMENT_WORDS;
   while (end > 0 && !words.at(end - 1)) end--;
-  return [[0, end]];
+  return [0, end];
 }
 
 /**
@@ -178,17 +248,17 @@ function fragments(words: Words): [number, number][] {
  * read once for the whole page.
  */
 export function excerpter(lexemes: readonly string[], query: string): (text: string) => string {
-  const matches = matcher(lexemes, query);
-  return (text) => excerptFrom(text, matches);
+  const search = matcher(lexemes, query);
+  return (text) => excerptFrom(text, search);
 }
 
 /** One text's excerpt for one search (excerpter, for a single text). */
 export const excerptOf = (text: string, lexemes: readonly string[], query: string): string =>
   excerpter(lexemes, query)(text);
 
-function excerptFrom(text: string, matches: (word: string) => boolean): string {
+function excerptFrom(text: string, search: Matcher): string {
   const plain = decodeHTML(text).replace(BLANKS, ' ').trim();
-  const words = new Words(plain, matches);
+  const words = new Words(plain, search);
   if (!words.at(0)) return escapeHtml(Array.from(plain).slice(0, WORDLESS_CHARS).join(''));
   return fragments(words)
     .map(([first, last]) => {

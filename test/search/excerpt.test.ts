@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import stem from 'wink-porter2-stemmer';
-import { excerptOf } from '../../shared/qa/excerpt.js';
+import { excerptOf, matcher, type Matcher } from '../../shared/qa/excerpt.js';
 import { withAdmin } from '../support/postgres.js';
 
 const words = (n: number, from = 0) => Array.from({ length: n }, (_, i) => `w${from + i}`).join(' ');
@@ -116,5 +116,100 @@ describe('search excerpts', () => {
     expect(compared.length).toBeGreaterThan(2500);
     const differing = compared.filter((row) => stem(row.word) !== row.lexemes[0]);
     expect(differing).toEqual([]);
+  });
+});
+
+describe('the candidates where a match could begin', () => {
+  // Words whose case, openings or characters are where lower-casing and openings could part: a final sigma, a
+  // dotted capital I, a "y" read as "i", letters outside the BMP, digits, joiners.
+  const vocabulary = [
+    'Hops',
+    'HOPPING',
+    'hop',
+    'yeast',
+    'Yeasty',
+    'dying',
+    'die',
+    'ΣΑΣ',
+    'σας',
+    'ΑΣ.Β',
+    'İstanbul',
+    'istanbul',
+    '𝐀bc',
+    'a𝐀',
+    '𝐀',
+    '13th',
+    '1.030',
+    'node.js',
+    'co-op',
+    'it’s',
+    "it's",
+    'Straße',
+    'ǅemal',
+    'C',
+    'c',
+    'the',
+    'x_y',
+    'a@b',
+    'Ⅻ',
+    'ⅻ',
+    'İ',
+    'añejo',
+    'Añejo',
+  ];
+  let seed = 7;
+  const random = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  const pick = () => vocabulary[random(vocabulary.length)]!;
+  const separators = [' ', '. ', ', ', '-', '/', '(', ') ', '\n', '"'];
+  const candidatesIn = (search: Matcher, text: string) => {
+    const next = search.candidates(text);
+    const found: number[] = [];
+    for (let at = next(0); at !== Infinity; at = next(at + 1)) found.push(at);
+    return found;
+  };
+
+  it('include the start of every token or part that matches', () => {
+    let matched = 0;
+    let none = 0;
+    for (let round = 0; round < 3000; round++) {
+      const queryWords = Array.from({ length: 1 + random(2) }, pick);
+      const lexemes = [...new Set(queryWords.map((w) => stem(w.toLowerCase())))];
+      const search = matcher(lexemes, queryWords.join(' '));
+      const text = Array.from(
+        { length: 1 + random(6) },
+        () => pick() + separators[random(separators.length)],
+      ).join('');
+      const pieces = [
+        ...text.matchAll(/[\p{L}\p{N}]+(?:[.'’_\-/@][\p{L}\p{N}]+)*/gu),
+        ...text.matchAll(/[\p{L}\p{N}]+/gu),
+      ];
+      const starts = pieces
+        .filter((piece) => search.matches(piece[0].toLowerCase()))
+        .map((piece) => piece.index);
+      const candidates = candidatesIn(search, text);
+      if (starts.length > 0) matched++;
+      if (candidates.length === 0) none++;
+      const missed = starts.filter((at) => !candidates.includes(at));
+      expect({ text, queryWords, missed }).toEqual({ text, queryWords, missed: [] });
+    }
+    // Both outcomes happen: the candidates are neither every position nor untried.
+    expect(matched).toBeGreaterThan(300);
+    expect(none).toBeGreaterThan(300);
+  });
+
+  it('are fewer than the words: a text without one gives its leading words', () => {
+    const search = matcher(['stout'], 'stout');
+    expect(candidatesIn(search, `${words(40)} ${'x'.repeat(10)}`)).toEqual([]);
+    expect(candidatesIn(search, 'a stout, Stouts and stouter; gastouts')).toEqual([2, 9, 20]);
+    // A part ends in a final sigma alone, not within its token; a "y" opens what opening() reads as "i"; a dotted
+    // capital I lower-cases to two characters, and then every position is one.
+    expect(candidatesIn(matcher(['ας'], 'ΑΣ'), 'x ΑΣ.Β y')).toEqual([2]);
+    expect(candidatesIn(matcher(['die'], 'dying'), 'a dying die')).toEqual([2, 8]);
+    expect(candidatesIn(search, 'İ st')).toEqual([0, 1, 2, 3]);
+    expect(excerptOf(`${words(40)} x`, ['stout'], 'stout')).toBe(words(35));
+    expect(excerptOf(`${words(40)} Stouts`, ['stout'], 'stout')).toBe(`${words(6, 34)} <mark>Stouts</mark>`);
   });
 });
