@@ -1,7 +1,12 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rows } from '../../shared/db/repositories/rows.js';
-import { createTermRarity, lexemesOf } from '../../shared/db/repositories/word-lookup.js';
+import {
+  createTermRarity,
+  lexemesOf,
+  matchesOf,
+  type StatisticsRow,
+} from '../../shared/db/repositories/word-lookup.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { addQuestion, addUser } from './fixtures.js';
 
@@ -30,24 +35,26 @@ describe('the rarest words of a text', () => {
 
   it('ranks unlisted words first in the order they appear, then the listed ones by frequency, and reads the statistics once', async () => {
     const db = runtime.database.db;
-    let reads = 0;
+    const reads: StatisticsRow[] = [];
     const rarity = createTermRarity(async (statement: SQL) => {
-      reads++;
-      return rows(db, statement);
+      const read = await rows<StatisticsRow>(db, statement);
+      reads.push(...read);
+      return read;
     });
     const [text] = await rows<{ lexemes: string[] }>(
       db,
       sql`SELECT ${lexemesOf(sql`${'Lager wort with kveik, then a sparge'}::text`)} AS lexemes`,
     );
     expect(text!.lexemes).toEqual(['lager', 'wort', 'kveik', 'sparg']);
-    expect(await rarity.rarest(text!.lexemes, 'questions', 3)).toEqual(["'kveik'", "'sparg'", "'wort'"]);
-    expect(await rarity.rarest(text!.lexemes, 'questions', 8)).toEqual([
-      "'kveik'",
-      "'sparg'",
-      "'wort'",
-      "'lager'",
+    const queries = async (terms: number) =>
+      (await rarity.rarest(text!.lexemes, 'questions', terms)).map((term) => term.query);
+    expect(await queries(3)).toEqual(["'kveik'", "'sparg'", "'wort'"]);
+    expect(await queries(8)).toEqual(["'kveik'", "'sparg'", "'wort'", "'lager'"]);
+    // One read, with the table's size: 40 rows, where every word brings all its matches.
+    expect(reads.map((read) => read.rows)).toEqual([40]);
+    expect((await rarity.rarest(text!.lexemes, 'questions', 8)).map((term) => term.matches)).toEqual([
+      150, 150, 150, 150,
     ]);
-    expect(reads).toBe(1);
   });
 
   it('quotes a lexeme with an apostrophe as tsquery text, and reads again after a failed read', async () => {
@@ -61,6 +68,19 @@ describe('the rarest words of a text', () => {
       return rows(db, statement);
     });
     await expect(rarity.rarest(['lager'], 'questions', 1)).rejects.toThrow('connection lost');
-    expect(await rarity.rarest(["o'brien", 'lager'], 'questions', 1)).toEqual(["'o''brien'"]);
+    expect(await rarity.rarest(["o'brien", 'lager'], 'questions', 1)).toEqual([
+      { query: "'o''brien'", matches: 150 },
+    ]);
+  });
+
+  it('brings fewer matches of a word too frequent to find them all in about 1,000 rows', () => {
+    // Unlisted, or matching at most 1,000 rows: every match up to 150, however old.
+    expect(matchesOf(0, 1_000_000)).toBe(150);
+    expect(matchesOf(0.001, 1_000_000)).toBe(150);
+    expect(matchesOf(0.017, 20_000)).toBe(150);
+    // Walking the newest rows finds k matches of frequency f in k / f rows: 1,000 × f of them, at least 10.
+    expect(matchesOf(0.017, 1_000_000)).toBe(17);
+    expect(matchesOf(0.002, 1_000_000)).toBe(10);
+    expect(matchesOf(0.5, 1_000_000)).toBe(150);
   });
 });

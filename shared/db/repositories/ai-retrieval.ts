@@ -58,7 +58,7 @@ export function aiRetrievalRepository(database: Pick<Database, 'db' | 'query'>) 
         SELECT c.id, c.title, similarity(c.title, ${text})::float8 AS similarity
         FROM (
           SELECT q.id, q.title FROM questions q
-          WHERE q.id IN (${termMatches('questions', terms)})
+          WHERE q.id = ANY(${termMatches('questions', terms)})
           ORDER BY ts_rank(q.search_vector, ${anyOf(terms)}::tsquery) DESC, q.id DESC
           LIMIT ${SIMILAR_CANDIDATES}
         ) c
@@ -99,12 +99,12 @@ export function aiRetrievalRepository(database: Pick<Database, 'db' | 'query'>) 
       }>(sql`
         WITH matched_questions AS (
           SELECT q.id, ts_rank(q.search_vector, ${inQuestions}) AS rank FROM questions q
-          WHERE q.id IN (${termMatches('questions', found.questions)})
+          WHERE q.id = ANY(${termMatches('questions', found.questions)})
           ORDER BY rank DESC, q.id DESC LIMIT 10
         ),
         matched_answers AS (
           SELECT a.id FROM answers a
-          WHERE a.id IN (${termMatches('answers', found.answers)})
+          WHERE a.id = ANY(${termMatches('answers', found.answers)})
           ORDER BY ts_rank(a.search_vector, ${inAnswers}) DESC, a.id DESC LIMIT 10
         ),
         best_answers AS (

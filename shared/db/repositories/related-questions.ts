@@ -1,7 +1,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
 import { rows } from './pagination.js';
-import { anyOf, createTermRarity, lexemesOf, termMatches } from './word-lookup.js';
+import { anyOf, createTermRarity, lexemesOf, termMatches, type Term } from './word-lookup.js';
 import { SUMMARY_COLUMNS, toSummary, type QuestionSummary, type SummaryRow } from './question-summaries.js';
 
 /**
@@ -31,7 +31,7 @@ export function relatedQuestionsRepository(db: Db) {
 
   /** Questions matching any of `terms` (word-lookup.ts), ranked by full text, the best CANDIDATES reranked by tags. */
   async function ranked(
-    terms: readonly string[],
+    terms: readonly Term[],
     options: { exclude: number; tagNames: string[]; title?: string; limit: number },
   ): Promise<ScoredQuestion[]> {
     if (terms.length === 0) return [];
@@ -43,7 +43,7 @@ export function relatedQuestionsRepository(db: Db) {
       sql`
         WITH candidates AS (
           SELECT q.id, ts_rank(q.search_vector, ${anyOf(terms)}::tsquery, 32) AS rank
-          FROM questions q WHERE q.id IN (${termMatches('questions', terms, options.exclude)})
+          FROM questions q WHERE q.id = ANY(${termMatches('questions', terms, options.exclude)})
           ORDER BY rank DESC, q.id DESC LIMIT ${CANDIDATES}
         )
         SELECT ${SUMMARY_COLUMNS},

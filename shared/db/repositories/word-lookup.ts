@@ -6,15 +6,34 @@ import { sql, type SQL } from 'drizzle-orm';
  * a text's words read most of the site on every lookup (8–10 s per related-questions read at a million questions).
  * Instead a text is looked up by its rarest words, by the frequencies PostgreSQL's statistics keep for the table's
  * `search_vector` (a word they do not list is rarer than every one they do; first appearance breaks ties): rare
- * words say what a text is about and match few rows. Each word brings at most MATCHES_PER_TERM matches, the most
- * recent first, planned with the word as a value, so the GIN index serves a rare word and the primary key walk a
- * common one; a rare word's matches, however old, are all candidates.
+ * words say what a text is about and match few rows. Each word brings its most recent matches, planned with the
+ * word as a value, so the GIN index serves a rare word and the primary key walk a common one. A rare word's
+ * matches, however old, are all candidates (up to MATCHES_PER_TERM). A word too frequent for that brings fewer:
+ * walking the newest rows finds k matches of a word of frequency f in about k / f rows, so it brings
+ * ROWS_PER_TERM × f of them, and no word costs more than about ROWS_PER_TERM rows whatever the site's size.
  */
 
 export type SearchedTable = 'questions' | 'answers';
 
-/** Matches each word brings: bounds the rows ranked per lookup to terms × this. */
+/** Matches a word brings at most: bounds the rows ranked per lookup to terms × this. */
 export const MATCHES_PER_TERM = 150;
+/** Rows a word's matches are looked for in, about, once it matches more rows than this. */
+export const ROWS_PER_TERM = 1_000;
+/** Matches a frequent word still brings. */
+const MATCHES_OF_A_FREQUENT_TERM = 10;
+
+/** A word to look a text up by: as tsquery text (quoted, so not stemmed again), and how many matches it brings. */
+export interface Term {
+  query: string;
+  matches: number;
+}
+
+/** The matches a word brings, given its frequency in a table of `rows` rows (module comment). */
+export function matchesOf(frequency: number, rows: number): number {
+  if (frequency * rows <= ROWS_PER_TERM) return MATCHES_PER_TERM;
+  const affordable = Math.round(ROWS_PER_TERM * frequency);
+  return Math.min(MATCHES_PER_TERM, Math.max(MATCHES_OF_A_FREQUENT_TERM, affordable));
+}
 
 /**
  * The lexemes of a text (English configuration) in the order they first appear, those with a backslash left out
@@ -29,65 +48,85 @@ export const lexemesOf = (text: SQL): SQL => sql`ARRAY(
 /** How long the statistics' word frequencies are kept in a process: they change with ANALYZE, slowly. */
 const FREQUENCIES_TTL_MS = 5 * 60_000;
 
+interface Statistics {
+  /** Frequency of each word the statistics list, as a fraction of the table's rows. */
+  byLexeme: Map<string, number>;
+  /** The table's rows, as the statistics estimate them. */
+  rows: number;
+}
+
+/** The statistics row a TermRarity reads: the word frequencies of `search_vector` and the table's row estimate. */
+export type StatisticsRow = { elems: string[] | null; freqs: number[] | null; rows: number | null };
+
 /**
  * Picks a text's rarest words by the frequencies PostgreSQL's statistics keep for a table's `search_vector`, read
  * from `pg_stats` once per FREQUENCIES_TTL_MS and kept in the process: reading and unnesting them on every lookup
  * cost PostgreSQL several milliseconds, most of what an "ask a question" lookup cost.
  */
-export function createTermRarity(
-  read: (statement: SQL) => Promise<{ elems: string[] | null; freqs: number[] | null }[]>,
-) {
-  const kept = new Map<SearchedTable, { until: number; frequencies: Promise<Map<string, number>> }>();
+export function createTermRarity(read: (statement: SQL) => Promise<StatisticsRow[]>) {
+  const kept = new Map<SearchedTable, { until: number; statistics: Promise<Statistics> }>();
 
-  function frequencies(table: SearchedTable): Promise<Map<string, number>> {
+  function statistics(table: SearchedTable): Promise<Statistics> {
     const entry = kept.get(table);
-    if (entry && entry.until > Date.now()) return entry.frequencies;
+    if (entry && entry.until > Date.now()) return entry.statistics;
     const loading = read(
-      sql`SELECT s.most_common_elems::text::text[] AS elems, s.most_common_elem_freqs::float8[] AS freqs FROM pg_stats s
-          WHERE s.schemaname = current_schema() AND s.tablename = ${table} AND s.attname = 'search_vector'`,
+      sql`SELECT s.most_common_elems::text::text[] AS elems, s.most_common_elem_freqs::float8[] AS freqs,
+                 (SELECT c.reltuples::float8 FROM pg_class c WHERE c.oid = ${table}::text::regclass) AS rows
+          FROM (SELECT NULL) AS one
+          LEFT JOIN pg_stats s ON s.schemaname = current_schema() AND s.tablename = ${table}
+            AND s.attname = 'search_vector'`,
     ).then(([row]) => {
       const byLexeme = new Map<string, number>();
       // The frequencies array ends with three summary values past the elements; they pair with nothing.
-      if (!Array.isArray(row?.elems) || !Array.isArray(row.freqs)) return byLexeme;
-      row.elems.forEach((elem, k) => byLexeme.set(elem, Number(row.freqs![k]) || 0));
-      return byLexeme;
+      if (Array.isArray(row?.elems) && Array.isArray(row.freqs))
+        row.elems.forEach((elem, k) => byLexeme.set(elem, Number(row.freqs![k]) || 0));
+      // A table never analysed has -1 (unknown): its words are all rare then.
+      return { byLexeme, rows: Math.max(0, Number(row?.rows) || 0) };
     });
-    kept.set(table, { until: Date.now() + FREQUENCIES_TTL_MS, frequencies: loading });
+    kept.set(table, { until: Date.now() + FREQUENCIES_TTL_MS, statistics: loading });
     // A failed read is not kept: the next lookup reads again.
     loading.catch(() => {
-      if (kept.get(table)?.frequencies === loading) kept.delete(table);
+      if (kept.get(table)?.statistics === loading) kept.delete(table);
     });
     return loading;
   }
 
   return {
     /**
-     * The `terms` rarest of `lexemes` (from lexemesOf, in order of appearance) in `table`, each quoted as tsquery
-     * text (so not stemmed again), rarest first; a word the statistics do not list is rarer than every one they do,
-     * and the first to appear wins a tie.
+     * The `terms` rarest of `lexemes` (from lexemesOf, in order of appearance) in `table`, rarest first, each with
+     * the matches it brings; a word the statistics do not list is rarer than every one they do, and the first to
+     * appear wins a tie.
      */
-    async rarest(lexemes: readonly string[], table: SearchedTable, terms: number): Promise<string[]> {
-      const byLexeme = await frequencies(table);
+    async rarest(lexemes: readonly string[], table: SearchedTable, terms: number): Promise<Term[]> {
+      const { byLexeme, rows } = await statistics(table);
       return lexemes
         .map((lexeme, k) => ({ lexeme, k, freq: byLexeme.get(lexeme) ?? 0 }))
         .sort((a, b) => a.freq - b.freq || a.k - b.k)
         .slice(0, terms)
-        .map(({ lexeme }) => `'${lexeme.replace(/'/g, "''")}'`);
+        .map(({ lexeme, freq }) => ({
+          query: `'${lexeme.replace(/'/g, "''")}'`,
+          matches: matchesOf(freq, rows),
+        }));
     },
   };
 }
 
-/** The ids of `table`'s rows matching any of `terms` (from `rarest`): each term's MATCHES_PER_TERM most recent. */
-export function termMatches(table: SearchedTable, terms: readonly string[], excludeId = 0): SQL {
-  if (terms.length === 0) return sql`SELECT NULL::int WHERE false`;
-  return sql.join(
+/**
+ * The ids of `table`'s rows matching any of `terms` (from `rarest`), each term's most recent as many as it brings:
+ * an array, for `id = ANY(…)`. As an array the planner looks the ids up by primary key; as `id IN (…)` it expected
+ * terms × matches of them and hashed the whole table instead.
+ */
+export function termMatches(table: SearchedTable, terms: readonly Term[], excludeId = 0): SQL {
+  if (terms.length === 0) return sql`ARRAY[]::int[]`;
+  const lookups = sql.join(
     terms.map(
-      (term) => sql`(SELECT p.id FROM ${sql.raw(table)} p WHERE p.search_vector @@ ${term}::tsquery
-                     AND p.id <> ${excludeId} ORDER BY p.id DESC LIMIT ${MATCHES_PER_TERM})`,
+      (term) => sql`(SELECT p.id FROM ${sql.raw(table)} p WHERE p.search_vector @@ ${term.query}::tsquery
+                     AND p.id <> ${excludeId} ORDER BY p.id DESC LIMIT ${term.matches})`,
     ),
     sql` UNION `,
   );
+  return sql`ARRAY(${lookups})`;
 }
 
 /** A tsquery text matching any of `terms` (from `rarest`), to rank the matches by. */
-export const anyOf = (terms: readonly string[]): string => terms.join(' | ');
+export const anyOf = (terms: readonly Term[]): string => terms.map((term) => term.query).join(' | ');
