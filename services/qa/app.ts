@@ -1,5 +1,5 @@
 import formbody from '@fastify/formbody';
-import helmet from '@fastify/helmet';
+import { securityHeadersPlugin } from '../http/security-headers.js';
 import { createAuthenticator } from '../../shared/access/authenticate.js';
 import { readinessChecks } from '../../shared/runtime.js';
 import { searchIndexMethod } from '../../shared/db/search-index.js';
@@ -50,7 +50,7 @@ export async function buildQaApp(deps: QaDeps) {
     token: deps.config.metricsToken,
     production: deps.config.env === 'production',
   });
-  await app.register(helmet, { global: true, contentSecurityPolicy: false });
+  await app.register(securityHeadersPlugin);
   // The internal *.php endpoints are posted by forms as well as JSON.
   await app.register(formbody);
   await app.register(authPlugin, { authenticate: createAuthenticator(deps.database.db), header: 'bearer' });

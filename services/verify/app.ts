@@ -1,4 +1,4 @@
-import helmet from '@fastify/helmet';
+import { securityHeadersPlugin } from '../http/security-headers.js';
 import { createAuthenticator } from '../../shared/access/authenticate.js';
 import { readinessChecks } from '../../shared/runtime.js';
 import { authPlugin } from '../http/auth.js';
@@ -30,7 +30,7 @@ export async function buildVerifyApp(deps: VerifyDeps) {
     production: deps.config.env === 'production',
   });
   // The same security headers as the Q&A service (it serves JSON only, so no CSP is needed either).
-  await app.register(helmet, { global: true, contentSecurityPolicy: false });
+  await app.register(securityHeadersPlugin);
   await app.register(authPlugin, {
     authenticate: createAuthenticator(deps.database.db),
     header: 'x-api-key',
