@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 
@@ -7,8 +7,8 @@ import fp from 'fastify-plugin';
  * answers with status 200 get one: a write or an error is never "not modified". The tag hashes the serialised body,
  * so it changes whenever anything a client sees changes (views included, once flushed).
  */
-const etagFor = (payload: string | Buffer): string =>
-  `W/"${createHash('sha1').update(payload).digest('base64url')}"`;
+// One-shot hashing: no Hash object per answer.
+const etagFor = (payload: string | Buffer): string => `W/"${hash('sha1', payload, 'base64url')}"`;
 
 // If-None-Match is a list of tags (or *); weak comparison ignores the W/ prefix (RFC 9110 §13.1.2).
 function matches(header: string, etag: string): boolean {
