@@ -313,6 +313,9 @@ export async function dayAnchor(
         )
         SELECT day, before FROM days WHERE month_total = month_n AND before <= ${skip}::bigint
         ORDER BY before DESC LIMIT 1`,
+    // The counters' indexes by kind serve every kind and depth alike; planned per call this statement cost
+    // PostgreSQL more than the page it anchors.
+    { plans: 'reusable' },
   );
   // A day counter's name holds to_char's date; only a plain one (years 1000 to 9999) is a bound the walk can use.
   if (!found || !/^[1-9]\d{3}-\d{2}-\d{2}$/.test(found.day)) return undefined;
