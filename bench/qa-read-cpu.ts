@@ -111,6 +111,7 @@ async function main() {
             '/api/tags/hops',
             '/api/search?q=temperature&type=questions',
             '/api/search?q=temperature',
+            '/api/info',
           ]
     ).filter((path) => path.startsWith(values.only));
     const rows: string[][] = [];

@@ -23,7 +23,7 @@ import { statementText } from './statement-text.js';
  * stay on the transaction's connection.
  */
 interface PostgresJsClient {
-  unsafe(text: string, params: unknown[], options: { prepare: boolean }): Promise<unknown[]>;
+  unsafe(text: string, params: unknown[], options: { prepare: boolean; simple: boolean }): Promise<unknown[]>;
 }
 interface PgliteClient {
   query(text: string, params: unknown[]): Promise<{ rows: unknown[] }>;
@@ -55,7 +55,9 @@ export async function preparedRows<T>(
     (plans === 'reusable' ? (db as unknown as WithReusablePlans)[REUSABLE_PLANS] : undefined) ??
     (db as unknown as { $client: PostgresJsClient | PgliteClient }).$client;
   if ('unsafe' in client && typeof client.unsafe === 'function')
-    return (await client.unsafe(text, params, { prepare: true })) as T[];
+    // simple: false, or postgres.js sends a statement without parameters as a simple query, parsed and planned again
+    // on every call (a counter read, the site's totals).
+    return (await client.unsafe(text, params, { prepare: true, simple: false })) as T[];
   return (await (client as PgliteClient).query(text, params)).rows as T[];
 }
 
