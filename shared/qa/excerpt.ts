@@ -193,8 +193,11 @@ class Words {
     const start = token.index;
     const text = token[0];
     const end = start + text.length;
-    const marks = this.candidate < end ? this.marksOf(text, start) : UNMARKED;
-    if (this.candidate < end) this.candidate = this.candidateFrom(end);
+    let marks = UNMARKED;
+    if (this.candidate < end) {
+      marks = this.marksOf(text, start);
+      this.candidate = this.candidateFrom(end);
+    }
     this.read.push({ start, end, marks });
   }
 

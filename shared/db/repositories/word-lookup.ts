@@ -16,9 +16,9 @@ import { sql, type SQL } from 'drizzle-orm';
 export type SearchedTable = 'questions' | 'answers';
 
 /** Matches a word brings at most: bounds the rows ranked per lookup to terms × this. */
-export const MATCHES_PER_TERM = 150;
+const MATCHES_PER_TERM = 150;
 /** Rows a word's matches are looked for in, about, once it matches more rows than this. */
-export const ROWS_PER_TERM = 1_000;
+const ROWS_PER_TERM = 1_000;
 /** Matches a frequent word still brings. */
 const MATCHES_OF_A_FREQUENT_TERM = 10;
 
