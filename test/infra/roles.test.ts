@@ -71,10 +71,14 @@ describe('qa, verify and workers as separate processes', { timeout: 120_000 }, (
       };
       expect(result).toMatchObject({ message: 'across processes', worker: worker.child.pid });
       await worker.waitFor(/"reqId":"roles-1"/);
-      const metrics = await (await get(`http://127.0.0.1:${ports.metrics}/metrics`)).text();
-      expect(metrics).toMatch(
-        /^agora_job_duration_seconds_count\{queue="ping",job="echo",outcome="completed"\} [1-9]/m,
-      );
+      // The producer learns of the completion from Redis, and the worker observes its histogram on
+      // its own `completed` event a moment later: poll the listener rather than read it once.
+      await expect
+        .poll(async () => (await get(`http://127.0.0.1:${ports.metrics}/metrics`)).text(), {
+          timeout: 30_000,
+          interval: 100,
+        })
+        .toMatch(/^agora_job_duration_seconds_count\{queue="ping",job="echo",outcome="completed"\} [1-9]/m);
     },
   );
 
