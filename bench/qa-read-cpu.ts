@@ -11,7 +11,7 @@
  *
  * `--deep` reads, instead of the usual set, page 1, the page at 50 % and the last page of the lists by date (all
  * questions, the unanswered ones, answers and comments): what a deep page number costs against the first one.
- * `--only` keeps the reads whose path starts with it.
+ * `--only` keeps the reads whose path contains it (`--only /related`).
  *
  * Seed the database first (e.g. `npx tsx bench/qa-read.ts --database agora_bench`, which also VACUUM ANALYZEs).
  */
@@ -101,6 +101,8 @@ async function main() {
             '/api/questions?tag=hops',
             `/api/questions/${question!.id}?include=answers,comments`,
             `/api/questions/${question!.id}/answers`,
+            `/api/questions/${question!.id}/related`,
+            '/api/similar?title=temperature',
             '/api/answers?sort=votes',
             '/api/comments',
             '/api/users',
@@ -113,7 +115,7 @@ async function main() {
             '/api/search?q=temperature',
             '/api/info',
           ]
-    ).filter((path) => path.startsWith(values.only));
+    ).filter((path) => path.includes(values.only));
     const rows: string[][] = [];
     for (const path of paths) {
       const runs = new Map<string, Awaited<ReturnType<typeof measure>>[]>();

@@ -1,11 +1,14 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { relatedQuestionsRepository } from '../../shared/db/repositories/related-questions.js';
 import { rows } from '../../shared/db/repositories/rows.js';
 import {
   createTermRarity,
   lexemesOf,
-  matchesOf,
+  lookupOf,
+  termMatches,
   type StatisticsRow,
+  type Term,
 } from '../../shared/db/repositories/word-lookup.js';
 import { createTestRuntime, type TestRuntime } from '../support/runtime.js';
 import { addQuestion, addUser } from './fixtures.js';
@@ -69,18 +72,111 @@ describe('the rarest words of a text', () => {
     });
     await expect(rarity.rarest(['lager'], 'questions', 1)).rejects.toThrow('connection lost');
     expect(await rarity.rarest(["o'brien", 'lager'], 'questions', 1)).toEqual([
-      { query: "'o''brien'", matches: 150 },
+      { query: "'o''brien'", matches: 150, inWindow: false },
     ]);
   });
 
-  it('brings fewer matches of a word too frequent to find them all in about 1,000 rows', () => {
-    // Unlisted, or matching at most 1,000 rows: every match up to 150, however old.
-    expect(matchesOf(0, 1_000_000)).toBe(150);
-    expect(matchesOf(0.001, 1_000_000)).toBe(150);
-    expect(matchesOf(0.017, 20_000)).toBe(150);
-    // Walking the newest rows finds k matches of frequency f in k / f rows: 1,000 × f of them, at least 10.
-    expect(matchesOf(0.017, 1_000_000)).toBe(17);
-    expect(matchesOf(0.002, 1_000_000)).toBe(10);
-    expect(matchesOf(0.5, 1_000_000)).toBe(150);
+  it('brings every match of a rare word, and a frequent one only its matches among the newest 1,000 rows', () => {
+    // Unlisted, or matching at most 150 rows: every match, however old, by its own lookup.
+    expect(lookupOf(0, 1_000_000)).toEqual({ matches: 150, inWindow: false });
+    expect(lookupOf(0.0001, 1_000_000)).toEqual({ matches: 150, inWindow: false });
+    expect(lookupOf(0.03, 5_000)).toEqual({ matches: 150, inWindow: false });
+    // More: its matches among the newest 1,000 rows, about 1,000 × f of them (at most 150), at any size.
+    expect(lookupOf(0.017, 20_000)).toEqual({ matches: 17, inWindow: true });
+    expect(lookupOf(0.017, 1_000_000)).toEqual({ matches: 17, inWindow: true });
+    expect(lookupOf(0.5, 1_000_000)).toEqual({ matches: 150, inWindow: true });
+    // Too rare to find 10 in that window: its newest 10 by its own lookup.
+    expect(lookupOf(0.002, 1_000_000)).toEqual({ matches: 10, inWindow: false });
+  });
+});
+
+describe("the matches of a text's words", () => {
+  let runtime: TestRuntime;
+  let porterIds: number[];
+  let newestIds: number[];
+  let frequentOnly: number;
+
+  beforeAll(async () => {
+    runtime = await createTestRuntime({});
+    const author = await addUser(runtime.database.db);
+    // 1,100 questions, every one with "stout"; "porter" only in the 50 oldest, outside the newest 1,000 rows.
+    await runtime.database.query(sql`
+      INSERT INTO questions (title, content, slug, author_id)
+      SELECT CASE WHEN g <= 50 THEN 'Stout porter ' ELSE 'Stout question ' END || g, 'Body ' || g, 'stout-' || g,
+             ${author.id}
+      FROM generate_series(1, 1100) g`);
+    // A question made of frequent words only, for related questions looked up in the window alone.
+    frequentOnly = (
+      await addQuestion(runtime.database.db, {
+        authorId: author.id,
+        title: 'Stout question',
+        content: 'Body',
+      })
+    ).id;
+    await runtime.database.query(sql`ANALYZE questions`);
+    const ids = await runtime.database.query<{ id: number; porter: boolean }>(
+      sql`SELECT id, title LIKE '%porter%' AS porter FROM questions ORDER BY id DESC`,
+    );
+    porterIds = ids.filter((r) => r.porter).map((r) => Number(r.id));
+    newestIds = ids.map((r) => Number(r.id));
+  });
+
+  afterAll(async () => {
+    await runtime?.close();
+  });
+
+  const matches = async (terms: Term[], exclude = 0) =>
+    (
+      await runtime.database.query<{ ids: number[] }>(
+        sql`SELECT ${termMatches('questions', terms, exclude)} AS ids`,
+      )
+    )[0]!.ids
+      .map(Number)
+      .sort((a, b) => b - a);
+
+  it('marks a word matching more than 150 rows as looked up in the window of the newest rows', async () => {
+    const rarity = createTermRarity((statement: SQL) => rows<StatisticsRow>(runtime.database.db, statement));
+    expect(await rarity.rarest(['porter', 'stout'], 'questions', 8)).toEqual([
+      { query: "'porter'", matches: 150, inWindow: false },
+      { query: "'stout'", matches: 150, inWindow: true },
+    ]);
+  });
+
+  it("finds a word's own matches however old, and a windowed word's only among the newest 1,000 rows", async () => {
+    expect(await matches([{ query: "'porter'", matches: 150, inWindow: false }])).toEqual(porterIds);
+    expect(await matches([{ query: "'porter'", matches: 150, inWindow: true }])).toEqual([]);
+    // The windowed words share one walk: together as many as their matches add up to, the newest first.
+    expect(
+      await matches(
+        [
+          { query: "'stout'", matches: 3, inWindow: true },
+          { query: "'question'", matches: 4, inWindow: true },
+        ],
+        newestIds[0],
+      ),
+    ).toEqual(newestIds.slice(1, 8));
+    expect(
+      await matches([
+        { query: "'porter'", matches: 2, inWindow: false },
+        { query: "'stout'", matches: 2, inWindow: true },
+      ]),
+    ).toEqual([...newestIds.slice(0, 2), ...porterIds.slice(0, 2)]);
+    expect(await matches([])).toEqual([]);
+  });
+
+  it('answers related questions by frequent words the same on every call, planned per call or kept generic', async () => {
+    // PostgreSQL plans a prepared statement for its first five calls' values, then may keep a generic plan.
+    const related = relatedQuestionsRepository(runtime.database.db);
+    const source = frequentOnly;
+    const answers = [];
+    for (let call = 0; call < 8; call++)
+      answers.push((await related.related(source, 5))!.map((q) => [q.id, q.score]));
+    expect(answers[0]).toHaveLength(5);
+    for (const answer of answers) expect(answer).toEqual(answers[0]);
+    const window = new Set(newestIds.slice(0, 1000));
+    for (const [id] of answers[0]!) {
+      expect(window.has(id!)).toBe(true);
+      expect(id).not.toBe(source);
+    }
   });
 });

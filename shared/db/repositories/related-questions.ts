@@ -1,7 +1,8 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../client.js';
+import { preparedQuery } from '../prepared.js';
 import { rows } from './pagination.js';
-import { anyOf, createTermRarity, lexemesOf, termMatches, type Term } from './word-lookup.js';
+import { anyOf, createTermRarity, everyWindowed, lexemesOf, termMatches, type Term } from './word-lookup.js';
 import { SUMMARY_COLUMNS, toSummary, type QuestionSummary, type SummaryRow } from './question-summaries.js';
 
 /**
@@ -38,13 +39,14 @@ export function relatedQuestionsRepository(db: Db) {
     // ts_rank normalisation 32 maps a rank into [0, 1); for a typed title, trigram similarity of titles adds the
     // near-misses of spelling that stemming does not catch.
     const titleSimilarity = options.title === undefined ? sql`0` : sql`similarity(q.title, ${options.title})`;
-    const found = await rows<SummaryRow & { score: number }>(
+    // Prepared: parsed once per connection. Planned per call unless the words' lookup has one best plan.
+    const found = await preparedQuery<SummaryRow & { score: number }>(
       db,
       sql`
         WITH candidates AS (
           SELECT q.id, ts_rank(q.search_vector, ${anyOf(terms)}::tsquery, 32) AS rank
           FROM questions q WHERE q.id = ANY(${termMatches('questions', terms, options.exclude)})
-          ORDER BY rank DESC, q.id DESC LIMIT ${CANDIDATES}
+          ORDER BY rank DESC, q.id DESC LIMIT ${sql.raw(String(CANDIDATES))}
         )
         SELECT ${SUMMARY_COLUMNS},
           ((c.rank + ${titleSimilarity}) * (1 + ${TAG_BOOST}::float8 * cardinality(ARRAY(
@@ -53,6 +55,7 @@ export function relatedQuestionsRepository(db: Db) {
         FROM candidates c JOIN questions q ON q.id = c.id
         ORDER BY score DESC, q.id DESC
         LIMIT ${options.limit}`,
+      { plans: everyWindowed(terms) ? 'reusable' : 'per-call' },
     );
     return found.map((r) => ({ ...toSummary(r), score: Number(r.score) }));
   }
@@ -60,11 +63,12 @@ export function relatedQuestionsRepository(db: Db) {
   return {
     /** Questions like `questionId` (its title and the start of its body), best first; null for an unknown one. */
     async related(questionId: number, limit: number): Promise<ScoredQuestion[] | null> {
-      const [source] = await rows<{ lexemes: string[]; tag_names: string[] }>(
+      const [source] = await preparedQuery<{ lexemes: string[]; tag_names: string[] }>(
         db,
         sql`SELECT ${lexemesOf(sql`title || E'\\n' || left(agora_plain_text(content), ${BODY_CHARS})`)} AS lexemes,
                    tag_names
             FROM questions WHERE id = ${questionId}`,
+        { plans: 'reusable' },
       );
       if (!source) return null;
       const terms = await rarity.rarest(source.lexemes, 'questions', QUERY_TERMS);
@@ -77,14 +81,16 @@ export function relatedQuestionsRepository(db: Db) {
         tagSlugs.length === 0
           ? []
           : (
-              await rows<{ name: string }>(
+              await preparedQuery<{ name: string }>(
                 db,
                 sql`SELECT name FROM tags WHERE slug = ANY(${textArray(tagSlugs)}::text[])`,
+                { plans: 'reusable' },
               )
             ).map((t) => t.name);
-      const [found] = await rows<{ lexemes: string[] }>(
+      const [found] = await preparedQuery<{ lexemes: string[] }>(
         db,
         sql`SELECT ${lexemesOf(sql`${title}::text`)} AS lexemes`,
+        { plans: 'reusable' },
       );
       const terms = await rarity.rarest(found?.lexemes ?? [], 'questions', QUERY_TERMS);
       return ranked(terms, { exclude: 0, tagNames, title, limit });

@@ -6,33 +6,40 @@ import { sql, type SQL } from 'drizzle-orm';
  * a text's words read most of the site on every lookup (8–10 s per related-questions read at a million questions).
  * Instead a text is looked up by its rarest words, by the frequencies PostgreSQL's statistics keep for the table's
  * `search_vector` (a word they do not list is rarer than every one they do; first appearance breaks ties): rare
- * words say what a text is about and match few rows. Each word brings its most recent matches, planned with the
- * word as a value, so the GIN index serves a rare word and the primary key walk a common one. A rare word's
- * matches, however old, are all candidates (up to MATCHES_PER_TERM). A word too frequent for that brings fewer:
- * walking the newest rows finds k matches of a word of frequency f in about k / f rows, so it brings
- * ROWS_PER_TERM × f of them, and no word costs more than about ROWS_PER_TERM rows whatever the site's size.
+ * words say what a text is about and match few rows. A rare word brings all its matches, however old, when it has at
+ * most MATCHES_PER_TERM of them (its own lookup, with the word as a value, so that the GIN index serves it). A more
+ * frequent word brings its matches among the newest ROWS_PER_TERM rows only (about ROWS_PER_TERM × f of a word of
+ * frequency f, at most MATCHES_PER_TERM), so that no word costs more than that window whatever the site's size; the
+ * frequent words share one walk of the window, each row tested once against all of them (a walk per word read the
+ * same newest rows once per word). A word too rare to find MATCHES_OF_A_FREQUENT_TERM in the window, yet with more
+ * matches than MATCHES_PER_TERM, brings its newest MATCHES_OF_A_FREQUENT_TERM by its own lookup.
  */
 
 export type SearchedTable = 'questions' | 'answers';
 
-/** Matches a word brings at most: bounds the rows ranked per lookup to terms × this. */
+/** Matches a word brings at most (all of a rare word's): bounds the rows ranked per lookup to terms × this. */
 const MATCHES_PER_TERM = 150;
-/** Rows a word's matches are looked for in, about, once it matches more rows than this. */
+/** The newest rows a frequent word's matches are looked for in. */
 const ROWS_PER_TERM = 1_000;
 /** Matches a frequent word still brings. */
 const MATCHES_OF_A_FREQUENT_TERM = 10;
 
-/** A word to look a text up by: as tsquery text (quoted, so not stemmed again), and how many matches it brings. */
+/** A word to look a text up by: as tsquery text (quoted, so not stemmed again), and how its matches are found. */
 export interface Term {
   query: string;
+  /** Most matches it brings. */
   matches: number;
+  /** Its matches are looked for among the newest ROWS_PER_TERM rows, in the walk it shares with the other such words. */
+  inWindow: boolean;
 }
 
-/** The matches a word brings, given its frequency in a table of `rows` rows (module comment). */
-export function matchesOf(frequency: number, rows: number): number {
-  if (frequency * rows <= ROWS_PER_TERM) return MATCHES_PER_TERM;
+/** How a word of `frequency` in a table of `rows` rows is looked up (module comment). */
+export function lookupOf(frequency: number, rows: number): Pick<Term, 'matches' | 'inWindow'> {
+  if (frequency * rows <= MATCHES_PER_TERM) return { matches: MATCHES_PER_TERM, inWindow: false };
   const affordable = Math.round(ROWS_PER_TERM * frequency);
-  return Math.min(MATCHES_PER_TERM, Math.max(MATCHES_OF_A_FREQUENT_TERM, affordable));
+  if (affordable < MATCHES_OF_A_FREQUENT_TERM)
+    return { matches: MATCHES_OF_A_FREQUENT_TERM, inWindow: false };
+  return { matches: Math.min(MATCHES_PER_TERM, affordable), inWindow: true };
 }
 
 /**
@@ -105,28 +112,43 @@ export function createTermRarity(read: (statement: SQL) => Promise<StatisticsRow
         .slice(0, terms)
         .map(({ lexeme, freq }) => ({
           query: `'${lexeme.replace(/'/g, "''")}'`,
-          matches: matchesOf(freq, rows),
+          ...lookupOf(freq, rows),
         }));
     },
   };
 }
 
 /**
- * The ids of `table`'s rows matching any of `terms` (from `rarest`), each term's most recent as many as it brings:
- * an array, for `id = ANY(…)`. As an array the planner looks the ids up by primary key; as `id IN (…)` it expected
+ * The ids of `table`'s rows matching any of `terms` (from `rarest`), as many as each brings (module comment): an
+ * array, for `id = ANY(…)`. As an array the planner looks the ids up by primary key; as `id IN (…)` it expected
  * terms × matches of them and hashed the whole table instead.
  */
 export function termMatches(table: SearchedTable, terms: readonly Term[], excludeId = 0): SQL {
-  if (terms.length === 0) return sql`ARRAY[]::int[]`;
-  const lookups = sql.join(
-    terms.map(
-      (term) => sql`(SELECT p.id FROM ${sql.raw(table)} p WHERE p.search_vector @@ ${term.query}::tsquery
+  const from = sql.raw(table);
+  const lookups = terms
+    .filter((term) => !term.inWindow)
+    .map(
+      (term) => sql`(SELECT p.id FROM ${from} p WHERE p.search_vector @@ ${term.query}::tsquery
                      AND p.id <> ${excludeId} ORDER BY p.id DESC LIMIT ${term.matches})`,
-    ),
-    sql` UNION `,
-  );
-  return sql`ARRAY(${lookups})`;
+    );
+  const windowed = terms.filter((term) => term.inWindow);
+  if (windowed.length > 0)
+    lookups.push(
+      // The window's size as text, not a parameter: a generic plan (everyWindowed) then still knows it is small.
+      sql`(SELECT w.id FROM (SELECT p.id, p.search_vector FROM ${from} p ORDER BY p.id DESC LIMIT ${sql.raw(String(ROWS_PER_TERM))}) w
+           WHERE w.search_vector @@ ${anyOf(windowed)}::tsquery AND w.id <> ${excludeId}
+           ORDER BY w.id DESC LIMIT ${windowed.reduce((sum, term) => sum + term.matches, 0)})`,
+    );
+  if (lookups.length === 0) return sql`ARRAY[]::int[]`;
+  return sql`ARRAY(${sql.join(lookups, sql` UNION `)})`;
 }
+
+/**
+ * Whether every one of `terms` is looked up in the window of the newest rows: the lookup's best plan is then the same
+ * whatever the words (walk the window, test each row), so PostgreSQL may keep a generic one. A word looked up by
+ * itself may be rare (the GIN index) or not (the primary key), which only its value tells the planner.
+ */
+export const everyWindowed = (terms: readonly Term[]): boolean => terms.every((term) => term.inWindow);
 
 /** A tsquery text matching any of `terms` (from `rarest`), to rank the matches by. */
 export const anyOf = (terms: readonly Term[]): string => terms.map((term) => term.query).join(' | ');
