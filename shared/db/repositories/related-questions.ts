@@ -37,24 +37,32 @@ export function relatedQuestionsRepository(db: Db) {
   ): Promise<ScoredQuestion[]> {
     if (terms.length === 0) return [];
     // ts_rank normalisation 32 maps a rank into [0, 1); for a typed title, trigram similarity of titles adds the
-    // near-misses of spelling that stemming does not catch.
-    const titleSimilarity = options.title === undefined ? sql`0` : sql`similarity(q.title, ${options.title})`;
+    // near-misses of spelling that stemming does not catch. A question's tags are distinct, so counting those in
+    // the list is the size of the intersection.
+    const titleSimilarity = options.title === undefined ? sql`0` : sql`similarity(c.title, ${options.title})`;
+    const sharedTags =
+      options.tagNames.length === 0
+        ? sql`0`
+        : sql`(SELECT count(*) FROM unnest(c.tag_names) AS t(name) WHERE t.name = ANY(${textArray(options.tagNames)}::text[]))`;
+    // Scored on the candidates' own columns; only the answer's rows are then read in full and rendered.
     // Prepared: parsed once per connection. Planned per call unless the words' lookup has one best plan.
     const found = await preparedQuery<SummaryRow & { score: number }>(
       db,
       sql`
         WITH candidates AS (
-          SELECT q.id, ts_rank(q.search_vector, ${anyOf(terms)}::tsquery, 32) AS rank
+          SELECT q.id, q.title, q.tag_names, ts_rank(q.search_vector, ${anyOf(terms)}::tsquery, 32) AS rank
           FROM questions q WHERE q.id = ANY(${termMatches('questions', terms, options.exclude)})
           ORDER BY rank DESC, q.id DESC LIMIT ${sql.raw(String(CANDIDATES))}
+        ),
+        scored AS (
+          SELECT c.id, ((c.rank + ${titleSimilarity}) * (1 + ${TAG_BOOST}::float8 * ${sharedTags}))::float8 AS score
+          FROM candidates c
+          ORDER BY score DESC, c.id DESC
+          LIMIT ${options.limit}
         )
-        SELECT ${SUMMARY_COLUMNS},
-          ((c.rank + ${titleSimilarity}) * (1 + ${TAG_BOOST}::float8 * cardinality(ARRAY(
-            SELECT unnest(q.tag_names) INTERSECT SELECT unnest(${textArray(options.tagNames)}::text[])
-          ))))::float8 AS score
-        FROM candidates c JOIN questions q ON q.id = c.id
-        ORDER BY score DESC, q.id DESC
-        LIMIT ${options.limit}`,
+        SELECT ${SUMMARY_COLUMNS}, s.score
+        FROM scored s JOIN questions q ON q.id = s.id
+        ORDER BY s.score DESC, q.id DESC`,
       { plans: everyWindowed(terms) ? 'reusable' : 'per-call' },
     );
     return found.map((r) => ({ ...toSummary(r), score: Number(r.score) }));
