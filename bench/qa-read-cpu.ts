@@ -10,7 +10,8 @@
  *                                [--deep] [--only /api/tags]
  *
  * `--deep` reads, instead of the usual set, page 1, the page at 50 % and the last page of the lists by date (all
- * questions, the unanswered ones, answers and comments): what a deep page number costs against the first one.
+ * questions, the unanswered ones, answers, comments, and category 1's questions and unanswered ones) and of the users
+ * by name and by reputation: what a deep page number costs against the first one.
  * `--only` keeps the reads whose path contains it (`--only /related`).
  *
  * Seed the database first (e.g. `npx tsx bench/qa-read.ts --database agora_bench`, which also VACUUM ANALYZEs).
@@ -68,6 +69,10 @@ async function deepPages(url: string): Promise<string[]> {
     '/api/questions?sort=unanswered',
     '/api/answers?sort=newest',
     '/api/comments?sort=newest',
+    '/api/questions?category=1&sort=newest',
+    '/api/questions?category=1&sort=unanswered',
+    '/api/users?sort=name',
+    '/api/users?sort=reputation',
   ];
   const paths: string[] = [];
   for (const list of lists) {

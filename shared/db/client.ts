@@ -123,7 +123,7 @@ async function openPostgres(
       // Named prepared statements (shared/db/prepared.ts) are planned for each call's values, never with a generic
       // plan: a search's best plan depends on how common its words are, and a generic plan chosen after a run of
       // common words walks the whole table for a rare one. They still skip parsing. Statements that declare their
-      // plans reusable run on a second pool that leaves the choice to PostgreSQL (below). (The embedded database's
+      // plans reusable run on a second pool that plans each of them once (below). (The embedded database's
       // socket prepares nothing and gets no extra startup parameter.)
       ...('url' in target ? { plan_cache_mode: 'force_custom_plan', ...SILENT_CLIENT_SETTINGS } : {}),
     },
@@ -153,9 +153,11 @@ async function openPostgres(
   // with reusable plans (a tool, most workers) never opens one of its connections.
   let reusablePlans: typeof client | undefined;
   if ('url' in target) {
+    // Generic plans always: PostgreSQL's own choice (`auto`) kept planning some of them for every call, because a
+    // generic plan's estimate can exceed the custom plans' even where both plans are the same.
     reusablePlans = postgres(target.url, {
       ...options,
-      connection: { ...options.connection, plan_cache_mode: 'auto' },
+      connection: { ...options.connection, plan_cache_mode: 'force_generic_plan' },
     });
     // The same parsers and serializers as the first pool, which drizzle set (dates stay text, JSON passes as is).
     Object.assign(reusablePlans.options.parsers, client.options.parsers);

@@ -17,10 +17,11 @@ import { statementText } from './statement-text.js';
  * (`plan_cache_mode = force_custom_plan`, client.ts), because for a search, a tag or a date window the best plan
  * depends on the values, and a generic plan chosen after a run of common ones can walk a whole table for a rare
  * one. A statement whose best plan is the same whatever its values (a lookup by primary key or by counter name)
- * can say `plans: 'reusable'`: it then runs on the database's second pool, whose connections leave the choice to
- * PostgreSQL (`auto`: after five custom plans it keeps a generic one when that is no costlier), so a large
- * statement is not planned again on every call. Only the top-level handle has that pool; a transaction's statements
- * stay on the transaction's connection.
+ * can say `plans: 'reusable'`: it then runs on the database's second pool, whose connections plan each statement
+ * once, for any values (`force_generic_plan`), so a large statement is not planned again on every call. (With
+ * `auto`, PostgreSQL keeps a generic plan only when its estimate is no costlier than the custom plans' were, and the
+ * deep pages' day anchor stayed planned per call.) Only the top-level handle has that pool; a transaction's
+ * statements stay on the transaction's connection.
  */
 interface PostgresJsClient {
   unsafe(text: string, params: unknown[], options: { prepare: boolean; simple: boolean }): Promise<unknown[]>;

@@ -34,13 +34,19 @@ describe('prepared statements through the read-replica router', () => {
       database: primary.databaseName,
       plans: 'force_custom_plan',
     });
-    expect(await where(routed, 'reusable')).toEqual({ database: primary.databaseName, plans: 'auto' });
+    expect(await where(routed, 'reusable')).toEqual({
+      database: primary.databaseName,
+      plans: 'force_generic_plan',
+    });
     await onReplica(replica.database.db, async () => {
       expect(await where(routed, 'per-call')).toEqual({
         database: replica.databaseName,
         plans: 'force_custom_plan',
       });
-      expect(await where(routed, 'reusable')).toEqual({ database: replica.databaseName, plans: 'auto' });
+      expect(await where(routed, 'reusable')).toEqual({
+        database: replica.databaseName,
+        plans: 'force_generic_plan',
+      });
     });
   });
 
