@@ -145,7 +145,7 @@ export function termMatches(table: SearchedTable, terms: readonly Term[], exclud
 
 /**
  * Whether every one of `terms` is looked up in the window of the newest rows: the lookup's best plan is then the same
- * whatever the words (walk the window, test each row), so PostgreSQL may keep a generic one. A word looked up by
+ * whatever the words (walk the window, test each row), so it may run on a generic plan. A word looked up by
  * itself may be rare (the GIN index) or not (the primary key), which only its value tells the planner.
  */
 export const everyWindowed = (terms: readonly Term[]): boolean => terms.every((term) => term.inWindow);
