@@ -45,7 +45,8 @@ export function relatedQuestionsRepository(db: Db) {
         ? sql`0`
         : sql`(SELECT count(*) FROM unnest(c.tag_names) AS t(name) WHERE t.name = ANY(${textArray(options.tagNames)}::text[]))`;
     // Scored on the candidates' own columns; only the answer's rows are then read in full and rendered.
-    // Prepared: parsed once per connection. Planned per call unless the words' lookup has one best plan.
+    // Prepared: parsed once per connection. Planned per call unless the words' lookup has one best plan; the bound on
+    // candidates is text, not a parameter, so that a generic plan knows it (as termMatches' window).
     const found = await preparedQuery<SummaryRow & { score: number }>(
       db,
       sql`
