@@ -113,7 +113,7 @@ export async function loadStaged(
   );
 
   // Questions: the dump's ids; slugs from titles, the first of equal titles keeps the bare slug. The counters
-  // (answers, acceptance, tags, votes: the vote rows below sum to the score) are written with the row, as
+  // (answers, acceptance and the accepted answer, tags, votes: the vote rows below sum to the score) are written with the row, as
   // agora_recount() would compute them: an UPDATE afterwards would rewrite every row and its search vector. With
   // triggers off the search vector is computed here too, by the function its trigger uses (migration 0017).
   const questions = await one(
@@ -121,21 +121,24 @@ export async function loadStaged(
     `WITH slugged AS (
        SELECT q.*, row_number() OVER (PARTITION BY q.slug_base ORDER BY q.id) AS nth FROM se_questions q),
      answered AS (
-       SELECT a.parent AS id, count(*) AS n, bool_or(q.accepted = a.id) AS accepted
+       SELECT a.parent AS id, count(*) AS n, bool_or(q.accepted = a.id) AS accepted,
+              max(a.id) FILTER (WHERE q.accepted = a.id) AS accepted_id,
+              max(a.created) FILTER (WHERE q.accepted = a.id) AS accepted_at
        FROM se_answers a JOIN se_questions q ON q.id = a.parent GROUP BY a.parent),
      upserted AS (
        INSERT INTO questions (id, title, slug, content, author_id, votes, views, answers_count, has_accepted,
-                              tag_names, created_at, updated_at, search_vector)
+                              accepted_answer_id, accepted_at, tag_names, created_at, updated_at, search_vector)
        SELECT q.id, q.title,
               CASE WHEN q.slug_base = '' THEN 'question-' || q.id WHEN q.nth > 1 THEN q.slug_base || '-' || q.id ELSE q.slug_base END,
               q.body, ${author('q')}, q.score, q.views, coalesce(c.n, 0), coalesce(c.accepted, false),
-              tn.names, q.created, q.edited, agora_question_vector(q.title, tn.names, q.body)
+              c.accepted_id, c.accepted_at, tn.names, q.created, q.edited, agora_question_vector(q.title, tn.names, q.body)
        FROM slugged q LEFT JOIN answered c ON c.id = q.id
        CROSS JOIN LATERAL (SELECT coalesce(array_agg(DISTINCT t.name ORDER BY t.name), '{}') AS names
                            FROM unnest(string_to_array(q.tags, '|')) AS n(name) JOIN tags t ON t.name = n.name) tn
        ON CONFLICT (id) DO UPDATE SET title = EXCLUDED.title, slug = EXCLUDED.slug, content = EXCLUDED.content,
          author_id = EXCLUDED.author_id, votes = EXCLUDED.votes, views = EXCLUDED.views,
-         answers_count = EXCLUDED.answers_count, has_accepted = EXCLUDED.has_accepted, tag_names = EXCLUDED.tag_names,
+         answers_count = EXCLUDED.answers_count, has_accepted = EXCLUDED.has_accepted,
+         accepted_answer_id = EXCLUDED.accepted_answer_id, accepted_at = EXCLUDED.accepted_at, tag_names = EXCLUDED.tag_names,
          created_at = EXCLUDED.created_at, updated_at = EXCLUDED.updated_at, search_vector = EXCLUDED.search_vector
        RETURNING 1)
      SELECT count(*) AS n FROM upserted`,

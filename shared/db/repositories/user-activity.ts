@@ -93,12 +93,13 @@ const timelineOf = (userIds: IdSet, seek: TimelineSeek | undefined, take: number
         seek,
         take,
       ),
+      // The accepted answer and its time are kept on the question (migration 0037), in the order of this branch.
       branch(
         KIND.accepted,
-        sql`a.accepted_at`,
-        sql`a.id`,
-        sql`(SELECT a.*, q.author_id AS user_id FROM questions q JOIN answers a ON a.question_id = q.id AND a.is_accepted WHERE q.has_accepted) a
-             WHERE ${ofUsers(sql`a.user_id`, userIds)} AND a.accepted_at IS NOT NULL`,
+        sql`q.accepted_at`,
+        sql`q.accepted_answer_id`,
+        sql`(SELECT author_id, accepted_at, accepted_answer_id, id AS question_id, author_id AS user_id FROM questions) q
+             WHERE ${ofUsers(sql`q.author_id`, userIds)} AND q.accepted_at IS NOT NULL`,
         seek,
         take,
       ),

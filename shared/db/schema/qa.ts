@@ -98,6 +98,9 @@ export const questions = pgTable(
     views: integer('views').notNull().default(0),
     answersCount: integer('answers_count').notNull().default(0),
     hasAccepted: boolean('has_accepted').notNull().default(false),
+    // The accepted answer and when it was accepted, kept with has_accepted by a trigger on answers (migration 0037).
+    acceptedAnswerId: integer('accepted_answer_id'),
+    acceptedAt: timestamp('accepted_at', { withTimezone: true }),
     // Denormalised tag names, kept by a trigger on question_tags, so the search vector can weight them.
     tagNames: text('tag_names')
       .array()
