@@ -281,6 +281,45 @@ describe('deep pages by a number start at the value counts', { timeout: 180_000 
     await expectEveryPageInOrder();
   });
 
+  it('bounds taken from the names by agora_recount (migration 0038): the anchors stay exact and land within a bucket of them', async () => {
+    const NAME = 'lower(display_name) COLLATE agora_names';
+    // A thousand names in one three-letter bucket ('olg'), which its fixed bound alone leaves whole.
+    await query(sql`INSERT INTO users (username, display_name, reputation)
+                     SELECT 'olga' || i, 'Olga ' || i, 1 FROM generate_series(1, 1000) i`);
+    /** How far each anchor of users by name stops before its skip, ascending and descending. */
+    const gaps = async () => {
+      const [{ total }] = (await query<{ total: number }>(sql`SELECT count(*)::int AS total FROM users`)) as [
+        { total: number },
+      ];
+      const found: number[] = [];
+      for (const descending of [false, true])
+        for (let skip = ANCHORED_SKIP; skip < total; skip += 97) {
+          const anchor = await valueAnchor(runtime.database.db, 'users:name', descending, skip, total);
+          if (anchor) found.push(skip - anchor.before);
+        }
+      return found;
+    };
+    const fixedOnly = await gaps();
+    await query(sql`SELECT agora_recount()`);
+    const [bounds] = await query<{ n: number; first: string; last: number }>(
+      sql`SELECT count(*)::int AS n, (SELECT bound FROM user_name_bounds ORDER BY bucket LIMIT 1) AS first, max(bucket) AS last
+          FROM user_name_bounds`,
+    );
+    expect(bounds).toMatchObject({ first: '', last: 2 ** 24 - 1 });
+    // '', the 17,576 three-letter strings, and about one name in 64 (fewer where they coincide).
+    expect(bounds!.n).toBeGreaterThan(1 + 26 ** 3 + 40);
+    expect(await expectAnchorsExact('users:name', 'users', NAME)).toBeGreaterThan(20);
+    const fromNames = await gaps();
+    expect(fromNames.length).toBe(fixedOnly.length);
+    // A bucket now holds at most 64 names past its bound, or a run of equal names (the largest such run).
+    const [{ run }] = (await query<{ run: number }>(
+      sql`SELECT max(n)::int AS run FROM (SELECT count(*) AS n FROM users GROUP BY ${sql.raw(NAME)}) g`,
+    )) as [{ run: number }];
+    expect(Math.max(...fixedOnly)).toBeGreaterThan(64 + run);
+    expect(Math.max(...fromNames)).toBeLessThanOrEqual(64 + run);
+    // The next test walks every page, and compares the counts kept by the triggers with a recount, on these bounds.
+  });
+
   it('rows that move between buckets move their counts: the pages stay in order, the counts match a recount', async () => {
     // Many rows in one statement (a view flush's shape), one row at a time, into and out of the one-value buckets,
     // new rows and deleted ones.

@@ -388,17 +388,23 @@ export async function valueAnchor(
   return { before, bound: (v) => (descending ? sql`${v} <= ${hi}::int` : sql`${v} >= ${lo}::int`) };
 }
 
-/** The last bucket of names (migration 0036's user_name_bounds: the three-letter strings 'aaa' to 'zzz'). */
-const LAST_NAME_BUCKET = 26 ** 3;
+/**
+ * The number of the last bucket of names: user_name_bounds is numbered from the end (migration 0038), so the last
+ * bound has this number whatever the bounds are; the first is '', before every name.
+ */
+const LAST_NAME_BUCKET = 2 ** 24 - 1;
 
 /**
  * Rows from the buckets lo..hi of names onwards in the walk's direction, on the list's key (the lowered name in
- * agora_names): a bucket starts at its bound, and bucket 0 holds every name before the first.
+ * agora_names): a bucket starts at its bound. A range's lo may lie before the first bucket (the levels above split
+ * the numbers, not the bounds), hence the first bound at or after it.
  */
 function nameBucketsBound(name: SQL, descending: boolean, lo: number, hi: number): SQL {
-  const boundOf = (bucket: number) => sql`(SELECT bound FROM user_name_bounds WHERE bucket = ${bucket}::int)`;
-  if (descending) return hi >= LAST_NAME_BUCKET ? sql`true` : sql`${name} < ${boundOf(hi + 1)}`;
-  return lo <= 0 ? sql`true` : sql`${name} >= ${boundOf(lo)}`;
+  if (descending)
+    return hi >= LAST_NAME_BUCKET
+      ? sql`true`
+      : sql`${name} < (SELECT bound FROM user_name_bounds WHERE bucket = ${hi + 1}::int)`;
+  return sql`${name} >= (SELECT bound FROM user_name_bounds WHERE bucket >= ${lo}::int ORDER BY bucket LIMIT 1)`;
 }
 
 /** The pagination of a list that has no rows (a filter names nothing). */
