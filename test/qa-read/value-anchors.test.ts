@@ -394,17 +394,35 @@ describe('deep pages by a number start at the value counts', { timeout: 180_000 
   });
 
   it('counts that do not add up to the total: the pages are still in order (walked from the ends)', async () => {
-    // A top level that does not add up to the total (votes), a block that does not add up to its value (views), a
-    // value that does not add up to its level-1 bucket (reputation).
-    await query(
-      sql`UPDATE value_counts SET n = n + 3 WHERE list = 'questions:votes' AND level = 0 AND bucket = 0`,
-    );
-    await query(
-      sql`UPDATE value_counts SET n = n + 1 WHERE list = 'questions:views' AND level = 3 AND block = 1`,
-    );
-    await query(sql`UPDATE value_counts SET n = n + 2 WHERE list = 'users:reputation' AND level = 2 AND bucket IN (
-                      SELECT bucket FROM value_counts WHERE list = 'users:reputation' AND level = 2 AND n > 0
-                      AND bucket >= 19 * 1024 ORDER BY bucket LIMIT 1)`);
+    // A top level that does not add up to the total (votes), blocks that do not add up to their span of ids and a
+    // span that does not add up to its value (views), a bucket of 256 values that does not add up to its level-1
+    // bucket (reputations from 19,456). Each must change counts, or the case it stands for goes untested.
+    const changedRows = async (update: ReturnType<typeof sql>) => {
+      const [row] = await query<{ n: number }>(
+        sql`WITH changed AS (${update} RETURNING 1) SELECT count(*)::int AS n FROM changed`,
+      );
+      return row!.n;
+    };
+    expect(
+      await changedRows(
+        sql`UPDATE value_counts SET n = n + 3 WHERE list = 'questions:votes' AND level = 0 AND bucket = 0`,
+      ),
+    ).toBe(1);
+    expect(
+      await changedRows(
+        sql`UPDATE value_counts SET n = n + 1 WHERE list = 'questions:views' AND level = 5 AND block = 1`,
+      ),
+    ).toBeGreaterThan(0);
+    expect(
+      await changedRows(sql`UPDATE value_counts SET n = n + 1 WHERE list = 'questions:views' AND level = 4 AND bucket = (
+                              SELECT bucket FROM value_counts WHERE list = 'questions:views' AND level = 3
+                              ORDER BY n DESC, bucket LIMIT 1)`),
+    ).toBe(1);
+    expect(
+      await changedRows(sql`UPDATE value_counts SET n = n + 2 WHERE list = 'users:reputation' AND level = 2 AND bucket IN (
+                              SELECT bucket FROM value_counts WHERE list = 'users:reputation' AND level = 2 AND n > 0
+                              AND bucket >= (19 * 1024) >> 8 ORDER BY bucket LIMIT 1)`),
+    ).toBe(1);
     expect(await valueAnchor(runtime.database.db, 'questions:votes', true, 2500, QUESTIONS)).toBeUndefined();
     // The anchors that remain stop above the counts that do not add up, and still count exactly.
     expect(await expectAnchorsExact('questions:views', 'questions', 'views')).toBeGreaterThan(20);

@@ -332,12 +332,11 @@ export async function dayAnchor(
 
 /**
  * The value's bits each value level drops (migration 0028's agora_value_count_keys), coarsest first: each level
- * splits a bucket of the one above into at most 2^8 buckets. The level after them counts each value per block of
- * 2^BLOCK_BITS ids.
+ * splits a bucket of the one above into at most 2^8 buckets. The levels after them count each value per span of
+ * 2^ID_BITS[k] ids (migration 0039), each span of the first split into 16 of the second.
  */
 const LEVEL_SHIFTS = [24, 16, 8, 0] as const;
-const BLOCK_BITS = 12;
-const BLOCK_LEVEL = LEVEL_SHIFTS.length;
+const ID_BITS = [16, 12] as const;
 
 /** The values a bucket of a value level holds (an arithmetic shift, so negative values bucket the same way). */
 export function levelRange(level: number, bucket: number): { lo: number; hi: number } {
@@ -348,7 +347,7 @@ export function levelRange(level: number, bucket: number): { lo: number; hi: num
 /**
  * Where the walk to the `skip`-th row of a value-counted list can start, as dayAnchor does for the lists by date:
  * level by level (migration 0028), it sums the counts inside the bucket the level above chose, in the walk's
- * direction, to find the one that holds the row, down to a block of ids within one value (or to the value, for a
+ * direction, to find the one that holds the row, down to a span of ids within one value (or to the value, for a
  * list counted without blocks: a tag's views, migration 0033). A level whose counts do
  * not add up to the bucket above (a write committed between two reads) stops the descent there; when the top level
  * does not add up to `total` (or a table was loaded without its recount) it is undefined, and the caller walks as
@@ -371,10 +370,10 @@ export async function valueAnchor(
   const deepest = reached.at(-1);
   if (!deepest) return undefined;
   const [at, bucket, before] = [Number(deepest.level), Number(deepest.bucket), Number(deepest.before)];
-  if (at === BLOCK_LEVEL) {
-    // Rows from the block's first id onwards in the walk's direction, within the one value.
+  if (at >= LEVEL_SHIFTS.length) {
+    // Rows from the span's first id onwards in the walk's direction, within the one value.
     const block = Number(deepest.block);
-    const edge = (descending ? block + 1 : block) * 2 ** BLOCK_BITS;
+    const edge = (descending ? block + 1 : block) * 2 ** ID_BITS[at - LEVEL_SHIFTS.length]!;
     return {
       before,
       bound: (v, id) =>
