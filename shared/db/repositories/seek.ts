@@ -332,11 +332,11 @@ export async function dayAnchor(
 
 /**
  * The value's bits each value level drops (migration 0028's agora_value_count_keys), coarsest first: each level
- * splits a bucket of the one above into at most 2^8 buckets. The levels after them count each value per span of
- * 2^ID_BITS[k] ids (migration 0039), each span of the first split into 16 of the second.
+ * splits a bucket of the one above into at most 2^8 buckets. The levels after them count each value per range of
+ * ids: level 5 per span of 2^16 (migration 0039), then level 4 per block of 2^12, sixteen to a span.
  */
 const LEVEL_SHIFTS = [24, 16, 8, 0] as const;
-const ID_BITS = [16, 12] as const;
+const ID_BITS: Record<number, number> = { 4: 12, 5: 16 };
 
 /** The values a bucket of a value level holds (an arithmetic shift, so negative values bucket the same way). */
 export function levelRange(level: number, bucket: number): { lo: number; hi: number } {
@@ -360,20 +360,21 @@ export async function valueAnchor(
   skip: number,
   total: number,
 ): Promise<Anchor | undefined> {
-  // One row per level the descent reached (migration 0028's agora_value_anchor), the deepest last.
+  // One row per level the descent reached (migration 0039's agora_value_anchor_spans), the deepest last.
   const reached = await preparedQuery<{ level: number; bucket: number; block: number; before: number }>(
     db,
-    sql`SELECT level, bucket, block, before FROM agora_value_anchor(${list}::text, ${descending}::boolean,
+    sql`SELECT level, bucket, block, before FROM agora_value_anchor_spans(${list}::text, ${descending}::boolean,
           ${skip}::bigint, ${total}::bigint)`,
     { plans: 'reusable' },
   );
   const deepest = reached.at(-1);
   if (!deepest) return undefined;
   const [at, bucket, before] = [Number(deepest.level), Number(deepest.bucket), Number(deepest.before)];
-  if (at >= LEVEL_SHIFTS.length) {
-    // Rows from the span's first id onwards in the walk's direction, within the one value.
+  const idBits = ID_BITS[at];
+  if (idBits !== undefined) {
+    // Rows from the span's or block's first id onwards in the walk's direction, within the one value.
     const block = Number(deepest.block);
-    const edge = (descending ? block + 1 : block) * 2 ** ID_BITS[at - LEVEL_SHIFTS.length]!;
+    const edge = (descending ? block + 1 : block) * 2 ** idBits;
     return {
       before,
       bound: (v, id) =>
