@@ -278,6 +278,7 @@ export async function generateBlock(
       });
     }
     const accepted = shape.answers > 0 && random.chance(0.55) ? random.int(0, shape.answers - 1) : -1;
+    const acceptedRow = answerRows[accepted];
     const score = castVotes(id, null, authorId, created, shape.hot);
     const views = 10 + random.geometric(60) + Math.max(0, score) * 25 + shape.answers * 15;
     const updated = random.chance(0.2) ? created + HOUR * random.int(1, 500) : created;
@@ -290,9 +291,9 @@ export async function generateBlock(
       score,
       views,
       shape.answers,
-      accepted >= 0,
-      accepted >= 0 ? answerRows[accepted]!.id : null,
-      accepted >= 0 ? new Date(answerRows[accepted]!.created) : null,
+      acceptedRow !== undefined,
+      acceptedRow?.id ?? null,
+      acceptedRow ? new Date(acceptedRow.created) : null,
       arrayLiteral(tagNames),
       new Date(created),
       new Date(updated),

@@ -121,8 +121,7 @@ export async function loadStaged(
     `WITH slugged AS (
        SELECT q.*, row_number() OVER (PARTITION BY q.slug_base ORDER BY q.id) AS nth FROM se_questions q),
      answered AS (
-       SELECT a.parent AS id, count(*) AS n, bool_or(q.accepted = a.id) AS accepted,
-              max(a.id) FILTER (WHERE q.accepted = a.id) AS accepted_id,
+       SELECT a.parent AS id, count(*) AS n, max(a.id) FILTER (WHERE q.accepted = a.id) AS accepted_id,
               max(a.created) FILTER (WHERE q.accepted = a.id) AS accepted_at
        FROM se_answers a JOIN se_questions q ON q.id = a.parent GROUP BY a.parent),
      upserted AS (
@@ -130,7 +129,7 @@ export async function loadStaged(
                               accepted_answer_id, accepted_at, tag_names, created_at, updated_at, search_vector)
        SELECT q.id, q.title,
               CASE WHEN q.slug_base = '' THEN 'question-' || q.id WHEN q.nth > 1 THEN q.slug_base || '-' || q.id ELSE q.slug_base END,
-              q.body, ${author('q')}, q.score, q.views, coalesce(c.n, 0), coalesce(c.accepted, false),
+              q.body, ${author('q')}, q.score, q.views, coalesce(c.n, 0), c.accepted_id IS NOT NULL,
               c.accepted_id, c.accepted_at, tn.names, q.created, q.edited, agora_question_vector(q.title, tn.names, q.body)
        FROM slugged q LEFT JOIN answered c ON c.id = q.id
        CROSS JOIN LATERAL (SELECT coalesce(array_agg(DISTINCT t.name ORDER BY t.name), '{}') AS names

@@ -45,8 +45,9 @@ describe("questions' accepted answer and the timeline's accepts", () => {
     expect(await columnsOf(question.id)).toEqual({ accepted_answer_id: null, accepted_at: null });
 
     await db().execute(sql`UPDATE answers SET is_accepted = true WHERE id = ${first.id}`);
-    expect((await columnsOf(question.id)).accepted_answer_id).toBe(first.id);
-    expect((await columnsOf(question.id)).accepted_at).not.toBeNull();
+    const accepted = await columnsOf(question.id);
+    expect(accepted.accepted_answer_id).toBe(first.id);
+    expect(accepted.accepted_at).not.toBeNull();
     expect(await disagreeing()).toEqual([]);
 
     // The accept moves as the API moves it: the old one cleared, then the new one set, in one transaction.

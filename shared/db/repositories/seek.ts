@@ -347,7 +347,7 @@ export function levelRange(level: number, bucket: number): { lo: number; hi: num
 /**
  * Where the walk to the `skip`-th row of a value-counted list can start, as dayAnchor does for the lists by date:
  * level by level (migration 0028), it sums the counts inside the bucket the level above chose, in the walk's
- * direction, to find the one that holds the row, down to a span of ids within one value (or to the value, for a
+ * direction, to find the one that holds the row, down to a block of ids within one value (or to the value, for a
  * list counted without blocks: a tag's views, migration 0033). A level whose counts do
  * not add up to the bucket above (a write committed between two reads) stops the descent there; when the top level
  * does not add up to `total` (or a table was loaded without its recount) it is undefined, and the caller walks as
